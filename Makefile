@@ -1,0 +1,139 @@
+# gemm_rvv: an ahead-of-time generator of RVV BF16 GEMM kernels. See README.md.
+#
+#   make                     generate kernels for $(SHAPES) and build build/libgemm_rvv.a
+#   make gen SHAPES=F.yaml   only generate (build/gen): the plan, the sources, the manifest
+#   make test                install what is missing, run the host and target test suites
+#
+# Toolchain: by default GCC 15 for riscv64 is fetched into .toolchain/ (tools/setup-deps.sh).
+# CROSS=riscv64-unknown-linux-gnu- uses your own cross compiler instead (nothing is
+# downloaded); on a riscv64 machine the native gcc is used and tests run without QEMU.
+
+SHAPES        ?= shapes.yaml
+BUILD         ?= build
+GEN_DIR       := $(BUILD)/gen
+TEST_SHAPES   := tests/target/shapes-test.yaml
+TOOLCHAIN_DIR ?= $(CURDIR)/.toolchain
+GEN_FLAGS     ?=
+
+HOST_CC       ?= cc
+HOST_CFLAGS   ?= -std=c11 -O2 -g -Wall -Wextra
+HOST_CPPFLAGS := -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -Iinclude -Igen \
+                 -DGEN_TEMPLATES_DIR='"$(CURDIR)/templates"'
+TARGET_CFLAGS ?= -std=c11 -O2 -g -march=rv64gcv -mabi=lp64d -Wall -Wextra
+
+ifneq ($(CROSS),)
+  TARGET_CC    ?= $(CROSS)gcc
+  TARGET_AR    ?= $(CROSS)ar
+  QEMU_SYSROOT ?= $(shell $(TARGET_CC) -print-sysroot 2>/dev/null)
+  DEPS_MODE    := qemu
+else ifeq ($(shell uname -m),riscv64)
+  TARGET_CC    ?= gcc
+  TARGET_AR    ?= ar
+  NATIVE       := 1
+  DEPS_MODE    := host
+else
+  TOOLCHAIN    := $(TOOLCHAIN_DIR)/gcc15
+  TARGET_CC    := $(TOOLCHAIN)/usr/bin/riscv64-linux-gnu-gcc-15
+  TARGET_AR    := $(TOOLCHAIN)/usr/bin/riscv64-linux-gnu-ar
+  QEMU_SYSROOT := $(TOOLCHAIN)/usr/riscv64-linux-gnu
+  DEPS_MODE    := toolchain $(TOOLCHAIN_DIR)
+endif
+export QEMU_SYSROOT
+
+GEN_BIN       := $(BUILD)/host/gemm-rvv-gen
+GEN_SRCS      := $(wildcard gen/*.c)
+GEN_LIB_SRCS  := $(filter-out gen/main.c,$(GEN_SRCS))
+TEMPLATES     := $(wildcard templates/*.c.in)
+LIB           := $(BUILD)/libgemm_rvv.a
+TEST_LIB      := $(BUILD)/test/libgemm_rvv.a
+
+HOST_TESTS    := $(patsubst tests/host/%.c,$(BUILD)/host/tests/%,$(wildcard tests/host/test_*.c))
+TARGET_TESTS  := $(patsubst tests/target/%.c,$(BUILD)/test/%,$(wildcard tests/target/test_*.c))
+TARGET_SUPPORT:= $(filter-out $(wildcard tests/target/test_*.c),$(wildcard tests/target/*.c))
+
+.PHONY: all lib gen deps probe test test-host test-target clean distclean FORCE
+.DELETE_ON_ERROR:
+
+all: lib
+
+# ---- dependencies and the compiler probe ---------------------------------------------------
+# Runs every time: it checks in well under a second and downloads only what is missing.
+deps:
+	@tools/setup-deps.sh $(DEPS_MODE)
+
+$(BUILD)/probe.ok: tools/probe-rvv.c | deps
+	@mkdir -p $(@D)
+	@$(TARGET_CC) $(TARGET_CFLAGS) -c $< -o $(BUILD)/probe.o 2> $(BUILD)/probe.log || { \
+	  echo "error: the target compiler '$(TARGET_CC)' cannot compile RVV 1.0 intrinsics"; \
+	  echo "       (riscv_vector.h with the __riscv_ prefix, -march=rv64gcv): use GCC >= 14 or"; \
+	  echo "       clang >= 17, e.g. CROSS=riscv64-linux-gnu- with such a compiler. It said:"; \
+	  sed 's/^/       /' $(BUILD)/probe.log | head -5; exit 1; }
+	@touch $@
+probe: $(BUILD)/probe.ok
+
+# ---- the generator (host) ------------------------------------------------------------------
+$(BUILD)/host/obj/%.o: gen/%.c $(wildcard gen/*.h include/*.h) | deps
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_CPPFLAGS) -c $< -o $@
+
+$(GEN_BIN): $(patsubst gen/%.c,$(BUILD)/host/obj/%.o,$(GEN_SRCS))
+	$(HOST_CC) $(HOST_CFLAGS) $^ -lyaml -o $@
+
+# The generator runs again when the shapes file, its options, itself or a template changed.
+$(BUILD)/gen-args: FORCE
+	@mkdir -p $(@D)
+	@echo '$(abspath $(SHAPES)) $(GEN_FLAGS)' | cmp -s - $@ || echo '$(abspath $(SHAPES)) $(GEN_FLAGS)' > $@
+
+$(GEN_DIR)/manifest.json: $(GEN_BIN) $(TEMPLATES) $(SHAPES) $(BUILD)/gen-args
+	$(GEN_BIN) --explain $(GEN_FLAGS) -o $(GEN_DIR) $(SHAPES)
+
+gen: $(GEN_DIR)/manifest.json
+
+# ---- the library (target) ------------------------------------------------------------------
+JOBS          ?= $(shell nproc 2>/dev/null || echo 2)
+LIB_MAKE = $(MAKE) --no-print-directory -j$(JOBS) -f mk/lib.mk TARGET_CC='$(TARGET_CC)' \
+           TARGET_AR='$(TARGET_AR)' TARGET_CFLAGS='$(TARGET_CFLAGS)'
+
+lib: $(GEN_DIR)/manifest.json $(BUILD)/probe.ok
+	@$(LIB_MAKE) GEN_DIR=$(GEN_DIR) OBJ_DIR=$(BUILD)/obj LIB=$(LIB)
+	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) kernels from $(SHAPES))"
+
+# ---- tests ---------------------------------------------------------------------------------
+# Host: the generator's parts, linked into cmocka programs.
+$(BUILD)/host/tests/%: tests/host/%.c $(patsubst gen/%.c,$(BUILD)/host/obj/%.o,$(GEN_LIB_SRCS)) $(GEN_BIN)
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_CPPFLAGS) -DGEN_BIN='"$(CURDIR)/$(GEN_BIN)"' \
+	  -DTESTS_DIR='"$(CURDIR)/tests"' $< $(filter %.o,$^) -lyaml -lcmocka -o $@
+
+test-host: $(HOST_TESTS)
+	@set -e; for t in $(HOST_TESTS); do echo "=== $$t ==="; $$t; done
+
+# Target: the test shapes (small sizes, lowered gate) through the same generator and library
+# rules users get, then cmocka programs run in every vector-length configuration.
+$(BUILD)/test/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) $(TEST_SHAPES)
+	$(GEN_BIN) -o $(BUILD)/test/gen $(TEST_SHAPES)
+
+# Warnings are errors here: generated code must stay -Wall -Wextra clean.
+$(TEST_LIB): $(BUILD)/test/gen/manifest.json $(BUILD)/probe.ok FORCE
+	@$(LIB_MAKE) GEN_DIR=$(BUILD)/test/gen OBJ_DIR=$(BUILD)/test/obj LIB=$@ \
+	  TARGET_CFLAGS='$(TARGET_CFLAGS) -Werror'
+
+
+$(BUILD)/test/%: tests/target/%.c $(TARGET_SUPPORT) $(wildcard tests/target/*.h) $(TEST_LIB)
+	$(TARGET_CC) $(TARGET_CFLAGS) -Werror -Iinclude -Iruntime -Itests/target $< $(TARGET_SUPPORT) \
+	  $(TEST_LIB) -lcmocka -lm -lpthread -o $@
+
+test-target: $(TARGET_TESTS)
+	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs tools/run-target-tests.sh $(TARGET_TESTS)
+
+test: lib
+	@$(MAKE) --no-print-directory test-host
+	@$(MAKE) --no-print-directory test-target
+
+clean:
+	rm -rf $(BUILD)
+
+distclean: clean
+	rm -rf $(TOOLCHAIN_DIR)
+
+FORCE:
