@@ -1,0 +1,38 @@
+/* What a shapes file says, after it has been checked: the layers and the optional settings. */
+#ifndef GEN_SHAPES_H
+#define GEN_SHAPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "gate.h"
+
+struct layer {
+    char *name;
+    uint64_t n, k;
+    uint64_t *m;    /* the M values the engine calls with, increasing, no repeats */
+    size_t m_count;
+    int line, col;  /* where the layer starts in the file */
+};
+
+struct shapes {
+    char *model;             /* optional "model:" text, NULL when absent */
+    struct layer *layers;
+    size_t count;
+    struct gate gate;        /* the file's gate, defaults where it says nothing */
+    bool gate_set[4];        /* which of min_n, min_k, max_m, min_mnk the file set */
+    struct buckets buckets;  /* the file's buckets, or the defaults */
+    bool buckets_set;
+};
+
+/* Reads and checks a shapes file. Returns 0, or -1 after reporting every problem through d. */
+int shapes_read_file(const char *path, struct diag *d, struct shapes *out);
+
+/* The same from memory (tests); d->file names it in messages. */
+int shapes_read_buffer(const char *text, size_t len, struct diag *d, struct shapes *out);
+
+void shapes_free(struct shapes *s);
+
+#endif

@@ -1,0 +1,487 @@
+/* Reads a shapes file with libyaml's document API and checks every value, reporting problems at
+ * the line and column where they stand. Nothing here knows about kernels or output files. */
+#include "shapes.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define NAME_MAX_LEN 128
+
+struct reader {
+    yaml_document_t *doc;
+    struct diag *d;
+    struct shapes *s;
+};
+
+static int line_of(const yaml_node_t *n) { return (int)n->start_mark.line + 1; }
+static int col_of(const yaml_node_t *n) { return (int)n->start_mark.column + 1; }
+
+static const char *scalar_text(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+
+/* How a node is shown after "got": the text of a scalar, or its kind. */
+static void describe(const yaml_node_t *n, char *buf, size_t size)
+{
+    switch (n->type) {
+    case YAML_SCALAR_NODE:
+        if (n->data.scalar.length == 0)
+            snprintf(buf, size, "nothing");
+        else if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+            snprintf(buf, size, "\"%.40s\"", scalar_text(n));
+        else
+            snprintf(buf, size, "the quoted string \"%.40s\"", scalar_text(n));
+        break;
+    case YAML_SEQUENCE_NODE: snprintf(buf, size, "a list"); break;
+    case YAML_MAPPING_NODE: snprintf(buf, size, "a mapping"); break;
+    default: snprintf(buf, size, "an empty node"); break;
+    }
+}
+
+static void expected(struct reader *r, const yaml_node_t *n, const char *what, const char *wanted)
+{
+    char got[64];
+    describe(n, got, sizeof got);
+    diag_error(r->d, line_of(n), col_of(n), "%s must be %s, got %s", what, wanted, got);
+}
+
+/* Reads a plain decimal integer in [lo, hi]. Returns 0, or -1 after reporting. */
+static int read_uint(struct reader *r, const yaml_node_t *n, const char *what, uint64_t lo,
+                     uint64_t hi, uint64_t *out)
+{
+    const char *wanted = lo == 0 ? "a non-negative integer" : "a positive integer";
+    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+        n->data.scalar.length == 0) {
+        expected(r, n, what, wanted);
+        return -1;
+    }
+    const char *t = scalar_text(n);
+    const char *digits = (t[0] == '-' || t[0] == '+') ? t + 1 : t;
+    if (*digits == '\0' || strspn(digits, "0123456789") != strlen(digits)) {
+        expected(r, n, what, wanted);
+        return -1;
+    }
+    uint64_t v = 0;
+    int too_big = 0;
+    for (const char *p = digits; *p; p++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            too_big = 1;
+        else
+            v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (t[0] == '-' && (v != 0 || lo > 0)) {
+        diag_error(r->d, line_of(n), col_of(n), "%s must be %s, got %s", what, wanted, t);
+        return -1;
+    }
+    if (too_big || v > hi) {
+        diag_error(r->d, line_of(n), col_of(n), "%s must be at most %llu, got %s", what,
+                   (unsigned long long)hi, t);
+        return -1;
+    }
+    if (v < lo) {
+        diag_error(r->d, line_of(n), col_of(n), "%s must be %s, got %s", what, wanted, t);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+typedef void (*key_handler)(struct reader *r, const char *key, yaml_node_t *value, void *ctx);
+
+/* Walks a mapping: rejects keys that are not scalars, repeated keys and keys not in `known`
+ * (a comma-separated list shown in the message); hands each known key to `handle`. */
+static void walk_mapping(struct reader *r, yaml_node_t *map, const char *where,
+                         const char *const *known, key_handler handle, void *ctx)
+{
+    yaml_node_pair_t *first = map->data.mapping.pairs.start;
+    for (yaml_node_pair_t *p = first; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *key = yaml_document_get_node(r->doc, p->key);
+        yaml_node_t *value = yaml_document_get_node(r->doc, p->value);
+        if (key->type != YAML_SCALAR_NODE) {
+            diag_error(r->d, line_of(key), col_of(key), "keys %s must be plain words", where);
+            continue;
+        }
+        const char *name = scalar_text(key);
+        int dup = 0;
+        for (yaml_node_pair_t *q = first; q < p && !dup; q++) {
+            yaml_node_t *other = yaml_document_get_node(r->doc, q->key);
+            if (other->type == YAML_SCALAR_NODE && strcmp(scalar_text(other), name) == 0) {
+                diag_error(r->d, line_of(key), col_of(key),
+                           "duplicate key \"%s\" %s (first at line %d)", name, where,
+                           line_of(other));
+                dup = 1;
+            }
+        }
+        if (dup)
+            continue;
+        size_t i = 0;
+        while (known[i] && strcmp(known[i], name) != 0)
+            i++;
+        if (!known[i]) {
+            char list[160] = "";
+            for (size_t j = 0; known[j]; j++) {
+                strncat(list, j ? ", " : "", sizeof list - strlen(list) - 1);
+                strncat(list, known[j], sizeof list - strlen(list) - 1);
+            }
+            diag_error(r->d, line_of(key), col_of(key), "unknown key \"%.40s\" %s (expected %s)",
+                       name, where, list);
+            continue;
+        }
+        handle(r, name, value, ctx);
+    }
+}
+
+/* ---- one layer ---------------------------------------------------------------------------- */
+
+struct layer_ctx {
+    struct layer *layer;
+    yaml_node_t *m_node; /* kept to report size overflows at the M values */
+    int have_name, have_n, have_k, have_m, bad;
+};
+
+static int valid_name(const char *s)
+{
+    size_t len = strlen(s);
+    return len > 0 && len <= NAME_MAX_LEN &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/") == len;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts M values and drops repeats: a layer called twice with the same M is one entry. */
+static size_t sort_unique(uint64_t *v, size_t n)
+{
+    size_t out = 0;
+    qsort(v, n, sizeof *v, cmp_u64);
+    for (size_t i = 0; i < n; i++)
+        if (out == 0 || v[out - 1] != v[i])
+            v[out++] = v[i];
+    return out;
+}
+
+static void read_m(struct reader *r, yaml_node_t *value, struct layer_ctx *c)
+{
+    struct layer *l = c->layer;
+    c->m_node = value;
+    if (value->type == YAML_SEQUENCE_NODE) {
+        size_t count = (size_t)(value->data.sequence.items.top - value->data.sequence.items.start);
+        if (count == 0) {
+            diag_error(r->d, line_of(value), col_of(value), "M must list at least one value");
+            c->bad = 1;
+            return;
+        }
+        l->m = calloc(count, sizeof *l->m);
+        for (size_t i = 0; i < count; i++) {
+            yaml_node_t *item = yaml_document_get_node(r->doc, value->data.sequence.items.start[i]);
+            if (read_uint(r, item, "M", 1, SHAPE_DIM_MAX, &l->m[l->m_count]) == 0)
+                l->m_count++;
+            else
+                c->bad = 1;
+        }
+    } else {
+        l->m = calloc(1, sizeof *l->m);
+        if (read_uint(r, value, "M", 1, SHAPE_DIM_MAX, &l->m[0]) == 0)
+            l->m_count = 1;
+        else
+            c->bad = 1;
+    }
+    l->m_count = sort_unique(l->m, l->m_count);
+}
+
+static void layer_key(struct reader *r, const char *key, yaml_node_t *value, void *ctx)
+{
+    struct layer_ctx *c = ctx;
+    struct layer *l = c->layer;
+    if (strcmp(key, "name") == 0) {
+        c->have_name = 1;
+        if (value->type != YAML_SCALAR_NODE || !valid_name(scalar_text(value))) {
+            expected(r, value, "name",
+                     "1 to 128 letters, digits or the characters _ . - /");
+            c->bad = 1;
+            return;
+        }
+        l->name = strdup(scalar_text(value));
+    } else if (strcmp(key, "N") == 0) {
+        c->have_n = 1;
+        c->bad |= read_uint(r, value, "N", 1, SHAPE_DIM_MAX, &l->n) != 0;
+    } else if (strcmp(key, "K") == 0) {
+        c->have_k = 1;
+        c->bad |= read_uint(r, value, "K", 1, SHAPE_DIM_MAX, &l->k) != 0;
+    } else {
+        c->have_m = 1;
+        read_m(r, value, c);
+    }
+}
+
+/* Every byte count and index the library computes for this layer must fit in 64 bits. */
+static int check_sizes(struct reader *r, const struct layer_ctx *c)
+{
+    const struct layer *l = c->layer;
+    uint64_t nk, bytes, mnk;
+    if (__builtin_mul_overflow(l->n, l->k, &nk) || __builtin_mul_overflow(nk, 2u, &bytes) ||
+        bytes > (uint64_t)INT64_MAX) {
+        diag_error(r->d, l->line, l->col, "layer \"%s\": weight size N*K*2 = %llu*%llu*2 bytes "
+                   "does not fit 63 bits", l->name, (unsigned long long)l->n,
+                   (unsigned long long)l->k);
+        return -1;
+    }
+    for (size_t i = 0; i < l->m_count; i++) {
+        if (__builtin_mul_overflow(nk, l->m[i], &mnk) || mnk > (uint64_t)INT64_MAX) {
+            diag_error(r->d, line_of(c->m_node), col_of(c->m_node),
+                       "layer \"%s\": M*N*K = %llu*%llu*%llu does not fit 63 bits", l->name,
+                       (unsigned long long)l->m[i], (unsigned long long)l->n,
+                       (unsigned long long)l->k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Adds a checked layer, merging it into an earlier one of the same name when N and K agree. */
+static void add_layer(struct reader *r, struct layer *l)
+{
+    struct shapes *s = r->s;
+    for (size_t i = 0; i < s->count; i++) {
+        struct layer *old = &s->layers[i];
+        if (strcmp(old->name, l->name) != 0)
+            continue;
+        if (old->n != l->n || old->k != l->k) {
+            diag_error(r->d, l->line, l->col,
+                       "layer \"%s\" redefined with N=%llu, K=%llu (line %d has N=%llu, K=%llu)",
+                       l->name, (unsigned long long)l->n, (unsigned long long)l->k, old->line,
+                       (unsigned long long)old->n, (unsigned long long)old->k);
+            free(l->name);
+            free(l->m);
+            return;
+        }
+        uint64_t *m = realloc(old->m, (old->m_count + l->m_count) * sizeof *m);
+        memcpy(m + old->m_count, l->m, l->m_count * sizeof *m);
+        old->m = m;
+        old->m_count = sort_unique(m, old->m_count + l->m_count);
+        free(l->name);
+        free(l->m);
+        return;
+    }
+    s->layers = realloc(s->layers, (s->count + 1) * sizeof *s->layers);
+    s->layers[s->count++] = *l;
+}
+
+static void read_layer(struct reader *r, yaml_node_t *node)
+{
+    static const char *const known[] = {"name", "N", "K", "M", NULL};
+    struct layer l = {0};
+    struct layer_ctx c = {&l, NULL, 0, 0, 0, 0, 0};
+
+    l.line = line_of(node);
+    l.col = col_of(node);
+    if (node->type != YAML_MAPPING_NODE) {
+        expected(r, node, "each layer", "a mapping with name, N, K and M");
+        return;
+    }
+    walk_mapping(r, node, "in a layer", known, layer_key, &c);
+    const char *missing = !c.have_name ? "name" : !c.have_n ? "N" : !c.have_k ? "K"
+                        : !c.have_m ? "M" : NULL;
+    if (missing) {
+        diag_error(r->d, l.line, l.col, "layer%s%s%s has no %s", l.name ? " \"" : "",
+                   l.name ? l.name : "", l.name ? "\"" : "", missing);
+        c.bad = 1;
+    }
+    if (c.bad || check_sizes(r, &c) != 0) {
+        free(l.name);
+        free(l.m);
+        return;
+    }
+    add_layer(r, &l);
+}
+
+static void read_layers(struct reader *r, yaml_node_t *node)
+{
+    if (node->type != YAML_SEQUENCE_NODE) {
+        expected(r, node, "layers", "a list of layers");
+        return;
+    }
+    yaml_node_item_t *it = node->data.sequence.items.start;
+    if (it == node->data.sequence.items.top) {
+        diag_error(r->d, line_of(node), col_of(node), "layers must list at least one layer");
+        return;
+    }
+    for (; it < node->data.sequence.items.top; it++)
+        read_layer(r, yaml_document_get_node(r->doc, *it));
+}
+
+/* ---- settings ----------------------------------------------------------------------------- */
+
+static const char *const gate_keys[] = {"min_n", "min_k", "max_m", "min_mnk", NULL};
+
+static void gate_key(struct reader *r, const char *key, yaml_node_t *value, void *ctx)
+{
+    (void)ctx;
+    struct shapes *s = r->s;
+    uint64_t *field[] = {&s->gate.min_n, &s->gate.min_k, &s->gate.max_m, &s->gate.min_mnk};
+    size_t i = 0;
+    while (strcmp(gate_keys[i], key) != 0)
+        i++;
+    uint64_t lo = strcmp(key, "max_m") == 0 ? 1 : 0;
+    uint64_t hi = strcmp(key, "min_mnk") == 0 ? (uint64_t)INT64_MAX : SHAPE_DIM_MAX;
+    char what[32];
+    snprintf(what, sizeof what, "gate.%s", key);
+    if (read_uint(r, value, what, lo, hi, field[i]) == 0)
+        s->gate_set[i] = true;
+}
+
+static void read_buckets(struct reader *r, yaml_node_t *node)
+{
+    struct buckets b = {{0}, 0};
+    if (node->type != YAML_SEQUENCE_NODE ||
+        node->data.sequence.items.start == node->data.sequence.items.top) {
+        expected(r, node, "buckets", "a non-empty list of increasing integers >= 2");
+        return;
+    }
+    for (yaml_node_item_t *it = node->data.sequence.items.start;
+         it < node->data.sequence.items.top; it++) {
+        yaml_node_t *item = yaml_document_get_node(r->doc, *it);
+        uint64_t v;
+        if (b.count == BUCKETS_MAX) {
+            diag_error(r->d, line_of(item), col_of(item), "buckets may list at most %d values",
+                       BUCKETS_MAX);
+            return;
+        }
+        if (read_uint(r, item, "a bucket", 2, SHAPE_DIM_MAX, &v) != 0)
+            return;
+        if (b.count > 0 && v <= b.m[b.count - 1]) {
+            diag_error(r->d, line_of(item), col_of(item),
+                       "buckets must increase, got %llu after %u", (unsigned long long)v,
+                       b.m[b.count - 1]);
+            return;
+        }
+        b.m[b.count++] = (uint32_t)v;
+    }
+    r->s->buckets = b;
+    r->s->buckets_set = true;
+}
+
+struct top_ctx {
+    int have_layers;
+};
+
+static void top_key(struct reader *r, const char *key, yaml_node_t *value, void *ctx)
+{
+    struct top_ctx *c = ctx;
+    if (strcmp(key, "model") == 0) {
+        if (value->type != YAML_SCALAR_NODE || value->data.scalar.length == 0)
+            expected(r, value, "model", "a name");
+        else
+            r->s->model = strdup(scalar_text(value));
+    } else if (strcmp(key, "gate") == 0) {
+        if (value->type != YAML_MAPPING_NODE)
+            expected(r, value, "gate", "a mapping of min_n, min_k, max_m, min_mnk");
+        else
+            walk_mapping(r, value, "in gate", gate_keys, gate_key, NULL);
+    } else if (strcmp(key, "buckets") == 0) {
+        read_buckets(r, value);
+    } else {
+        c->have_layers = 1;
+        read_layers(r, value);
+    }
+}
+
+static void read_root(struct reader *r, yaml_node_t *root)
+{
+    static const char *const known[] = {"model", "gate", "buckets", "layers", NULL};
+    struct top_ctx c = {0};
+
+    if (root->type == YAML_SEQUENCE_NODE) { /* a bare list of layers */
+        read_layers(r, root);
+        return;
+    }
+    if (root->type != YAML_MAPPING_NODE) {
+        expected(r, root, "the file", "a mapping with a \"layers\" list");
+        return;
+    }
+    walk_mapping(r, root, "at the top level", known, top_key, &c);
+    if (!c.have_layers)
+        diag_error(r->d, line_of(root), col_of(root), "no \"layers\" list in the file");
+}
+
+static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out)
+{
+    yaml_document_t doc, extra;
+    struct reader r = {&doc, d, out};
+    int errors_before = d->errors;
+
+    memset(out, 0, sizeof *out);
+    out->gate = gate_default();
+    out->buckets = buckets_default();
+
+    if (!yaml_parser_load(parser, &doc)) {
+        diag_error(d, (int)parser->problem_mark.line + 1, (int)parser->problem_mark.column + 1,
+                   "malformed YAML: %s%s%s", parser->problem ? parser->problem : "parse error",
+                   parser->context ? " " : "", parser->context ? parser->context : "");
+        return -1;
+    }
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root) {
+        diag_error(d, 0, 0, "the file is empty: expected a mapping with a \"layers\" list");
+    } else {
+        read_root(&r, root);
+        if (yaml_parser_load(parser, &extra)) {
+            yaml_node_t *next = yaml_document_get_root_node(&extra);
+            if (next)
+                diag_error(d, line_of(next), col_of(next),
+                           "a second YAML document; a shapes file holds one");
+            yaml_document_delete(&extra);
+        } else {
+            diag_error(d, (int)parser->problem_mark.line + 1,
+                       (int)parser->problem_mark.column + 1, "malformed YAML: %s",
+                       parser->problem ? parser->problem : "parse error");
+        }
+    }
+    yaml_document_delete(&doc);
+    if (d->errors != errors_before) {
+        shapes_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+int shapes_read_buffer(const char *text, size_t len, struct diag *d, struct shapes *out)
+{
+    yaml_parser_t parser;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int rc = read_parser(&parser, d, out);
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+int shapes_read_file(const char *path, struct diag *d, struct shapes *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        diag_error(d, 0, 0, "cannot open: %s", strerror(errno));
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
+    yaml_parser_t parser;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_file(&parser, f);
+    int rc = read_parser(&parser, d, out);
+    yaml_parser_delete(&parser);
+    fclose(f);
+    return rc;
+}
+
+void shapes_free(struct shapes *s)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        free(s->layers[i].name);
+        free(s->layers[i].m);
+    }
+    free(s->layers);
+    free(s->model);
+    memset(s, 0, sizeof *s);
+}

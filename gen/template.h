@@ -1,0 +1,49 @@
+/* A small template expander for the kernel bodies in templates/ (in the spirit of XNNPACK's).
+ *
+ *   ${NAME}               the value of a variable
+ *   $for VAR in A..B      repeat the lines up to $endfor with VAR = A, A+1, ..., B (inclusive;
+ *                         none when B < A); A and B are numbers or variables
+ *   $for VAR in COUNT     the same with VAR = 0, 1, ..., COUNT-1
+ *   $if NAME [OP NUMBER]  keep the lines up to $else/$endif when true (OP: == != < <= > >=;
+ *                         without OP: NAME != 0)
+ *   $else / $endif / $endfor
+ *   $// text              a note for template readers, dropped from the output
+ * Directive lines may be indented; they produce no output themselves. */
+#ifndef GEN_TEMPLATE_H
+#define GEN_TEMPLATE_H
+
+#include <stddef.h>
+
+#include "diag.h"
+
+#define TEMPLATE_VARS_MAX 32
+
+struct template_var {
+    const char *name;
+    const char *text; /* a string value, or NULL for a number */
+    long long number;
+};
+
+struct template_vars {
+    struct template_var v[TEMPLATE_VARS_MAX];
+    size_t count;
+};
+
+void tvars_number(struct template_vars *t, const char *name, long long value);
+void tvars_text(struct template_vars *t, const char *name, const char *value);
+
+/* Growable output text. */
+struct text {
+    char *data;
+    size_t len, cap;
+};
+
+void text_append(struct text *t, const char *s, size_t n);
+void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void text_free(struct text *t);
+
+/* Expands `source` (named d->file in messages) into out. Returns 0, or -1 after reporting. */
+int template_expand(const char *source, const struct template_vars *vars, struct diag *d,
+                    struct text *out);
+
+#endif

@@ -1,0 +1,50 @@
+/* The kernels' inner step, for one k-pair, one block of R rows and one column strip of LMUL L:
+ *   1 vle32 (two BF16 weights of a column per 32-bit lane), 1 vsll + 1 vand to widen them,
+ *   2R vfmacc.vf, 2R flw for the activations, all vector ops at LMUL L.
+ * At VLEN 256 that is 2 * R * 8L multiply-accumulates. Registers: R*L accumulators, L for the
+ * loaded words, L for the widened half. Vector work comes first (it bounds a core whose vector
+ * datapath is half its VLEN); instructions weigh a quarter, for issue slots. */
+#include "tile.h"
+
+unsigned tile_vregs(struct tile t) { return t.rows * t.lmul + 2 * t.lmul; }
+
+static void block_cost(unsigned rows, unsigned lmul, double *vwork, double *insns, double *macs)
+{
+    *vwork += (3.0 + 2.0 * rows) * lmul;
+    *insns += 3.0 + 4.0 * rows;
+    *macs += 2.0 * rows * 8.0 * lmul;
+}
+
+struct tile_cost tile_cost(struct tile t, unsigned bucket)
+{
+    double vwork = 0, insns = 0, macs = 0;
+    unsigned full = bucket / t.rows, rest = bucket % t.rows;
+    for (unsigned i = 0; i < full; i++)
+        block_cost(t.rows, t.lmul, &vwork, &insns, &macs);
+    if (rest)
+        block_cost(rest, t.lmul, &vwork, &insns, &macs);
+    struct tile_cost c = {vwork / macs, insns / macs};
+    return c;
+}
+
+struct tile tile_choose(unsigned bucket)
+{
+    struct tile best = {1, 1};
+    double best_score = 1e30;
+    unsigned max_rows = bucket < TILE_MAX_ROWS ? bucket : TILE_MAX_ROWS;
+    for (unsigned lmul = 1; lmul <= 8; lmul *= 2) {
+        for (unsigned rows = 1; rows <= max_rows; rows++) {
+            struct tile t = {rows, lmul};
+            if (tile_vregs(t) > VREGS)
+                continue;
+            struct tile_cost c = tile_cost(t, bucket);
+            double score = c.vwork_per_mac + 0.25 * c.insns_per_mac;
+            /* strictly better only: ties keep the smaller tile, found first */
+            if (score < best_score - 1e-12) {
+                best_score = score;
+                best = t;
+            }
+        }
+    }
+    return best;
+}

@@ -1,0 +1,32 @@
+/* Picks a kernel's register tile from a model of what one k-pair step executes. */
+#ifndef GEN_TILE_H
+#define GEN_TILE_H
+
+#include <stdint.h>
+
+/* The vector register file every RVV 1.0 core has: 32 registers. */
+#define VREGS 32
+/* Rows per register block are capped so the remainder paths (one per row count) stay small. */
+#define TILE_MAX_ROWS 16
+
+struct tile {
+    unsigned rows; /* MR: rows of X per register block */
+    unsigned lmul; /* LMUL of each accumulator and weight vector (1, 2, 4 or 8) */
+};
+
+/* Estimated cost of serving M = bucket rows with a tile, per multiply-accumulate, at the
+ * design VLEN of 256 (the figures scale together with VLEN, so the choice does not). */
+struct tile_cost {
+    double vwork_per_mac; /* sum over vector instructions of LMUL (doubled when widening) */
+    double insns_per_mac; /* scalar + vector instructions */
+};
+
+/* Live vector registers of the kernel's inner loop: accumulators + loaded word + widened half. */
+unsigned tile_vregs(struct tile t);
+
+struct tile_cost tile_cost(struct tile t, unsigned bucket);
+
+/* The tile for a bucket (1 = the GEMV kernel): the cheapest within the register budget. */
+struct tile tile_choose(unsigned bucket);
+
+#endif
