@@ -1,0 +1,28 @@
+/* BF16 <-> FP32 as the kernels do it, for the scalar paths. */
+#ifndef GEMM_RVV_BF16_H
+#define GEMM_RVV_BF16_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* Exact: a BF16 is the top half of an FP32. */
+static inline float gr_bf16_to_f32(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* Round to nearest even; a NaN stays NaN (quiet), where plain rounding could carry it to Inf. */
+static inline uint16_t gr_f32_to_bf16(float f)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if ((bits & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((bits | 0x00400000u) >> 16);
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    return (uint16_t)(bits >> 16);
+}
+
+#endif

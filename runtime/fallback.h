@@ -1,0 +1,22 @@
+/* The scalar fallback: any shape, any machine; the reference the kernels must match. */
+#ifndef GEMM_RVV_FALLBACK_H
+#define GEMM_RVV_FALLBACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where the fallback reads W: packed words (packed != NULL) or a plain [n, k] array. */
+struct gr_weight_view {
+    const uint32_t *packed;
+    size_t panel_width;
+    const uint16_t *plain;
+    size_t ldw;
+    size_t n, k;
+};
+
+/* Y = X W^T (+ bias) for all m rows, summing in increasing k from the first product, as the
+ * kernels do. col_buf holds k floats (one widened column of W). */
+void gr_fallback(const uint16_t *x, size_t m, size_t ldx, const struct gr_weight_view *w,
+                 const float *bias, void *y, size_t ldy, int y_bf16, float *col_buf);
+
+#endif

@@ -1,0 +1,20 @@
+#include "gemm_rvv.h"
+
+const char *gemm_rvv_strerror(gemm_rvv_status status)
+{
+    switch (status) {
+    case GEMM_RVV_OK: return "success";
+    case GEMM_RVV_ERR_NULL: return "a required pointer is NULL";
+    case GEMM_RVV_ERR_SIZE: return "M, N or K is zero or negative";
+    case GEMM_RVV_ERR_STRIDE: return "a row stride is smaller than its row";
+    case GEMM_RVV_ERR_OVERFLOW: return "a size does not fit the address space";
+    case GEMM_RVV_ERR_TYPE: return "unknown output type";
+    case GEMM_RVV_ERR_NOMEM: return "out of memory";
+    }
+    return "unknown status";
+}
+
+const char *gemm_rvv_version(void)
+{
+    return GEMM_RVV_VERSION_STRING;
+}

@@ -1,0 +1,412 @@
+/* Every generated kernel of the test shapes against the scalar fallback (bit for bit) and an
+ * FP64 reference (within the error bound of an in-order FP32 sum), for both weight layouts,
+ * both output types, with and without bias, on random data, special values and tails. Run
+ * under QEMU at several vector lengths by `make test`. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "activations.h"
+#include "bf16.h"
+#include "cpu.h"
+#include "fallback.h"
+#include "kernel.h"
+#include "pack.h"
+#include "testdata.h"
+
+/* The M values the test shapes list; each kernel is run at those its bucket serves. */
+static const size_t test_ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                 31, 64, 127, 128};
+
+/* Above this many weights a kernel runs at its largest M only. */
+#define BIG_WEIGHT (1u << 20)
+
+#define Y_SENTINEL_F32 0x7fa5a5a5u
+#define Y_SENTINEL_BF16 0xa5a5u
+
+/* The output variants, taken in turn so that every kernel sees several. */
+struct variant {
+    int y_bf16;
+    int bias;
+};
+static const struct variant variants[] = {{0, 0}, {1, 1}, {0, 1}, {1, 0}};
+
+/* One problem: inputs, packed weights, widened activations. Strides are wider than the rows
+ * (and ldw odd) so that a kernel that ignores a stride fails. */
+struct problem {
+    size_t m, n, k, ldx, ldw, ldy, bucket;
+    uint16_t *x, *w;
+    uint32_t *packed;
+    size_t panel_width;
+    float *x_f, *bias, *col;
+};
+
+static struct problem problem_make(const struct gr_kernel_entry *e, size_t m, struct rng *r,
+                                   int specials)
+{
+    struct problem p = {0};
+    p.m = m;
+    p.n = e->n;
+    p.k = e->k;
+    p.ldx = p.k + 3;
+    p.ldw = p.k + 1;
+    p.ldy = p.n + 2;
+    p.bucket = e->bucket;
+    p.panel_width = gr_panel_width();
+    p.x = calloc(m * p.ldx, sizeof *p.x);
+    p.w = calloc(p.n * p.ldw, sizeof *p.w);
+    p.packed = calloc(gr_packed_words(p.n, p.k, p.panel_width), sizeof *p.packed);
+    p.x_f = calloc(p.k * p.bucket, sizeof *p.x_f);
+    p.bias = calloc(p.n, sizeof *p.bias);
+    p.col = calloc(p.k, sizeof *p.col);
+    assert_non_null(p.x);
+    assert_non_null(p.w);
+    assert_non_null(p.packed);
+    assert_non_null(p.x_f);
+    assert_non_null(p.bias);
+    assert_non_null(p.col);
+    for (size_t i = 0; i < m; i++)
+        fill_bf16(r, p.x + i * p.ldx, p.k, specials);
+    for (size_t i = 0; i < p.n; i++)
+        fill_bf16(r, p.w + i * p.ldw, p.k, specials);
+    for (size_t i = 0; i < p.n; i++)
+        p.bias[i] = gr_bf16_to_f32(rng_bf16(r));
+    gr_pack(p.w, p.n, p.k, p.ldw, p.panel_width, p.packed);
+    gr_widen_activations(p.x, m, p.ldx, p.k, p.bucket, p.x_f);
+    return p;
+}
+
+static void problem_free(struct problem *p)
+{
+    free(p->x);
+    free(p->w);
+    free(p->packed);
+    free(p->x_f);
+    free(p->bias);
+    free(p->col);
+}
+
+/* An output buffer of m + 1 rows filled with a sentinel: row m and the columns past n must
+ * come back untouched. */
+static void *y_alloc(const struct problem *p, int y_bf16)
+{
+    size_t count = (p->m + 1) * p->ldy;
+    if (y_bf16) {
+        uint16_t *y = malloc(count * sizeof *y);
+        assert_non_null(y);
+        for (size_t i = 0; i < count; i++)
+            y[i] = Y_SENTINEL_BF16;
+        return y;
+    }
+    uint32_t *y = malloc(count * sizeof *y);
+    assert_non_null(y);
+    for (size_t i = 0; i < count; i++)
+        y[i] = Y_SENTINEL_F32;
+    return y;
+}
+
+static uint32_t y_bits(const void *y, int y_bf16, size_t i)
+{
+    return y_bf16 ? ((const uint16_t *)y)[i] : ((const uint32_t *)y)[i];
+}
+
+static void run_kernel(const struct problem *p, gr_kernel_fn fn, int packed, struct variant v,
+                       void *y, size_t col_begin, size_t col_end)
+{
+    struct gr_kernel_args a = {p->x_f, p->m, packed ? p->packed : NULL, p->panel_width,
+                               packed ? NULL : p->w, p->ldw, v.bias ? p->bias : NULL,
+                               y, p->ldy, v.y_bf16};
+    fn(&a, col_begin, col_end);
+}
+
+static void run_fallback(const struct problem *p, struct variant v, void *y)
+{
+    struct gr_weight_view view = {NULL, 0, p->w, p->ldw, p->n, p->k};
+    gr_fallback(p->x, p->m, p->ldx, &view, v.bias ? p->bias : NULL, y, p->ldy, v.y_bf16,
+                p->col);
+}
+
+/* Every element of got equals expected, bit for bit, sentinels included. */
+static void expect_same(const char *what, const struct gr_kernel_entry *e, const struct problem *p,
+                        struct variant v, const void *got, const void *expected)
+{
+    size_t count = (p->m + 1) * p->ldy;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t g = y_bits(got, v.y_bf16, i), x = y_bits(expected, v.y_bf16, i);
+        if (g != x)
+            fail_msg("%s %s: M=%zu %s%s: y[%zu][%zu] = 0x%08x, fallback 0x%08x", e->name, what,
+                     p->m, v.y_bf16 ? "bf16" : "f32", v.bias ? "+bias" : "", i / p->ldy,
+                     i % p->ldy, g, x);
+    }
+}
+
+/* The fallback's results against the FP64 reference: the first and last rows, and at most
+ * about 256 columns of each, spread over N (the reference costs as much as the fallback). */
+static void expect_near_reference(const struct gr_kernel_entry *e, const struct problem *p,
+                                  struct variant v, const void *y)
+{
+    size_t col_step = p->n / 256 + 1;
+    for (size_t i = 0; i < p->m; i += (p->m > 1 ? p->m - 1 : 1)) {
+        for (size_t j = 0; j < p->n; j += col_step) {
+            double abs_sum;
+            double ref = ref_dot(p->x + i * p->ldx, p->w + j * p->ldw, p->k, &abs_sum);
+            double want = ref + (v.bias ? p->bias[j] : 0.0);
+            double bound = sum_error_bound(p->k, abs_sum) + fabs(want) * 0x1p-24;
+            double got = v.y_bf16 ? gr_bf16_to_f32(((const uint16_t *)y)[i * p->ldy + j])
+                                  : ((const float *)y)[i * p->ldy + j];
+            if (v.y_bf16)
+                bound = bound * 1.01 + fabs(want) * 0x1p-8;
+            if (!(fabs(got - want) <= bound))
+                fail_msg("%s: M=%zu y[%zu][%zu] = %.9g, FP64 reference %.9g, bound %.3g",
+                         e->name, p->m, i, j, got, want, bound);
+        }
+    }
+}
+
+/* One kernel at one M: fallback, packed and plain kernels, compared. */
+static void check_case(const struct gr_kernel_entry *e, size_t m, struct variant v,
+                       int specials, uint64_t seed)
+{
+    struct rng r = {seed};
+    struct problem p = problem_make(e, m, &r, specials);
+    void *expected = y_alloc(&p, v.y_bf16), *got = y_alloc(&p, v.y_bf16);
+
+    run_fallback(&p, v, expected);
+    if (!specials)
+        expect_near_reference(e, &p, v, expected);
+    run_kernel(&p, e->packed, 1, v, got, 0, p.n);
+    expect_same("packed", e, &p, v, got, expected);
+    free(got);
+    got = y_alloc(&p, v.y_bf16);
+    run_kernel(&p, e->plain, 0, v, got, 0, p.n);
+    expect_same("plain", e, &p, v, got, expected);
+
+    free(expected);
+    free(got);
+    problem_free(&p);
+}
+
+static size_t lower_bucket(const struct gr_kernel_entry *e)
+{
+    /* The registry is sorted by (n, k, bucket): the entry before serves the smaller Ms. */
+    size_t i = (size_t)(e - gr_registry);
+    if (e->bucket == 1)
+        return 0;
+    if (i > 0 && gr_registry[i - 1].n == e->n && gr_registry[i - 1].k == e->k)
+        return gr_registry[i - 1].bucket;
+    return 1;
+}
+
+static void test_random_inputs(void **state)
+{
+    (void)state;
+    size_t cases = 0;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_kernel_entry *e = &gr_registry[i];
+        size_t lo = lower_bucket(e);
+        int big = e->n * e->k > BIG_WEIGHT;
+        for (size_t t = 0; t < sizeof test_ms / sizeof test_ms[0]; t++) {
+            size_t m = test_ms[t];
+            if (m <= lo || m > e->bucket)
+                continue;
+            /* A big shape runs at its bucket's largest M only: smaller shapes cover the
+             * remainder rows, and emulation is slow. */
+            if (big && m != e->bucket)
+                continue;
+            check_case(e, m, variants[cases % 4], 0, 0x9E3779B97F4A7C15ull + i * 131 + m);
+            cases++;
+        }
+    }
+    assert_true(cases > 0);
+    print_message("%zu kernels, %zu (kernel, M) cases\n", gr_registry_count, cases);
+}
+
+static void test_special_values(void **state)
+{
+    (void)state;
+    size_t cases = 0;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_kernel_entry *e = &gr_registry[i];
+        if (e->n * e->k > 40000)
+            continue;
+        for (size_t v = 0; v < 4; v++) {
+            check_case(e, e->bucket, variants[v], 1, 0xD1B54A32D192ED03ull + i * 7 + v);
+            cases++;
+        }
+    }
+    assert_true(cases > 0);
+}
+
+/* All products -0: the sum is -0 (it starts from the first product, not from +0). */
+static void test_negative_zero(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_kernel_entry *e = &gr_registry[i];
+        if (e->n * e->k > 40000)
+            continue;
+        struct rng r = {42 + i};
+        struct problem p = problem_make(e, e->bucket, &r, 0);
+        for (size_t j = 0; j < p.m * p.ldx; j++)
+            p.x[j] = 0x8000; /* -0 */
+        for (size_t j = 0; j < p.n * p.ldw; j++)
+            p.w[j] = 0x3f80; /* +1 */
+        gr_pack(p.w, p.n, p.k, p.ldw, p.panel_width, p.packed);
+        gr_widen_activations(p.x, p.m, p.ldx, p.k, p.bucket, p.x_f);
+        for (int packed = 0; packed < 2; packed++) {
+            struct variant v = {0, 0};
+            uint32_t *y = y_alloc(&p, 0);
+            run_kernel(&p, packed ? e->packed : e->plain, packed, v, y, 0, p.n);
+            for (size_t row = 0; row < p.m; row++)
+                for (size_t col = 0; col < p.n; col++)
+                    if (y[row * p.ldy + col] != 0x80000000u)
+                        fail_msg("%s %s: y[%zu][%zu] = 0x%08x, want -0 (0x80000000)", e->name,
+                                 packed ? "packed" : "plain", row, col, y[row * p.ldy + col]);
+            free(y);
+        }
+        problem_free(&p);
+    }
+}
+
+/* BF16 output rounding, through K = 1 kernels: with X = +0 each output is exactly its bias,
+ * so chosen FP32 values reach the rounding step. Expected values are worked out by hand. */
+static void test_bf16_rounding(void **state)
+{
+    (void)state;
+    static const struct { uint32_t in; uint16_t out; } cases[] = {
+        {0x3f808000u, 0x3f80}, /* tie, even below: down */
+        {0x3f818000u, 0x3f82}, /* tie, odd below: up */
+        {0x3f808001u, 0x3f81}, /* above the tie: up */
+        {0xbf807fffu, 0xbf80}, /* below the tie, negative: down in magnitude */
+        {0x7f7fffffu, 0x7f80}, /* largest FP32 rounds to +Inf */
+        {0xff7f8000u, 0xff80}, /* tie at the top, negative: -Inf */
+        {0x00008000u, 0x0000}, /* subnormal tie, even below: +0 */
+        {0x00018000u, 0x0002}, /* subnormal tie, odd below: up */
+        {0x7f800000u, 0x7f80}, /* +Inf */
+        {0xff800000u, 0xff80}, /* -Inf */
+        {0x7f800001u, 0x7fc0}, /* a NaN: the sum is RISC-V's canonical NaN, never Inf */
+        {0xffffffffu, 0x7fc0}, /* a NaN with every bit set: canonical too */
+    };
+    size_t ncase = sizeof cases / sizeof cases[0], tested = 0;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_kernel_entry *e = &gr_registry[i];
+        if (e->k != 1 || e->n < ncase)
+            continue;
+        struct rng r = {7};
+        struct problem p = problem_make(e, e->bucket, &r, 0);
+        memset(p.x, 0, p.m * p.ldx * sizeof *p.x);
+        gr_widen_activations(p.x, p.m, p.ldx, p.k, p.bucket, p.x_f);
+        for (size_t j = 0; j < p.n; j++) {
+            uint32_t bits = cases[j % ncase].in;
+            memcpy(&p.bias[j], &bits, sizeof bits);
+            p.w[j * p.ldw] = 0x3f80; /* +1: +0 * 1 = +0, and +0 + bias = bias */
+        }
+        gr_pack(p.w, p.n, p.k, p.ldw, p.panel_width, p.packed);
+        struct variant v = {1, 1};
+        for (int packed = 0; packed < 3; packed++) {
+            uint16_t *y = y_alloc(&p, 1);
+            if (packed == 2)
+                run_fallback(&p, v, y);
+            else
+                run_kernel(&p, packed ? e->packed : e->plain, packed, v, y, 0, p.n);
+            for (size_t row = 0; row < p.m; row++)
+                for (size_t col = 0; col < p.n; col++)
+                    if (y[row * p.ldy + col] != cases[col % ncase].out)
+                        fail_msg("%s %s: bias 0x%08x gave 0x%04x, want 0x%04x", e->name,
+                                 packed == 2 ? "fallback" : packed ? "packed" : "plain",
+                                 cases[col % ncase].in, y[row * p.ldy + col],
+                                 cases[col % ncase].out);
+            free(y);
+        }
+        problem_free(&p);
+        tested++;
+    }
+    assert_true(tested > 0);
+}
+
+/* Threads split calls into column ranges starting on panel boundaries: the pieces must equal
+ * the whole. */
+static void test_column_ranges(void **state)
+{
+    (void)state;
+    size_t tested = 0;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_kernel_entry *e = &gr_registry[i];
+        size_t pw = gr_panel_width();
+        if (e->n <= pw || e->n * e->k > BIG_WEIGHT)
+            continue;
+        struct rng r = {99 + i};
+        struct problem p = problem_make(e, e->bucket, &r, 0);
+        struct variant v = {0, 1};
+        for (int packed = 0; packed < 2; packed++) {
+            gr_kernel_fn fn = packed ? e->packed : e->plain;
+            void *whole = y_alloc(&p, 0), *parts = y_alloc(&p, 0);
+            run_kernel(&p, fn, packed, v, whole, 0, p.n);
+            for (size_t c = 0; c < p.n; c += pw)
+                run_kernel(&p, fn, packed, v, parts, c, c + pw < p.n ? c + pw : p.n);
+            expect_same(packed ? "packed, by panels" : "plain, by panels", e, &p, v, parts, whole);
+            free(whole);
+            free(parts);
+        }
+        problem_free(&p);
+        tested++;
+    }
+    assert_true(tested > 0);
+}
+
+/* The packed layout: every weight reads back, and the padding is zero. */
+static void test_pack_layout(void **state)
+{
+    (void)state;
+    static const size_t shapes[][2] = {{1, 1}, {7, 3}, {33, 31}, {100, 2}, {65, 1025}};
+    static const size_t widths[] = {4, 16, 64, 256};
+    struct rng r = {5};
+    for (size_t s = 0; s < 5; s++) {
+        for (size_t wi = 0; wi < 4; wi++) {
+            size_t n = shapes[s][0], k = shapes[s][1], ldw = k + 2, pw = widths[wi];
+            size_t words = gr_packed_words(n, k, pw);
+            uint16_t *w = malloc(n * ldw * sizeof *w);
+            uint32_t *packed = malloc(words * sizeof *packed);
+            assert_non_null(w);
+            assert_non_null(packed);
+            fill_bf16(&r, w, n * ldw, 1);
+            gr_pack(w, n, k, ldw, pw, packed);
+            assert_int_equal(words, (n + pw - 1) / pw * pw * ((k + 1) / 2));
+            for (size_t row = 0; row < n; row++)
+                for (size_t col = 0; col < k; col++)
+                    assert_int_equal(gr_packed_get(packed, k, pw, row, col), w[row * ldw + col]);
+            size_t nonzero_padding = 0;
+            for (size_t row = n; row < (n + pw - 1) / pw * pw; row++)
+                for (size_t col = 0; col < k + k % 2; col++)
+                    nonzero_padding += gr_packed_get(packed, k, pw, row, col) != 0;
+            for (size_t row = 0; row < n && k % 2; row++)
+                nonzero_padding += gr_packed_get(packed, k, pw, row, k) != 0;
+            assert_int_equal(nonzero_padding, 0);
+            free(w);
+            free(packed);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pack_layout),
+        cmocka_unit_test(test_bf16_rounding),
+        cmocka_unit_test(test_negative_zero),
+        cmocka_unit_test(test_special_values),
+        cmocka_unit_test(test_column_ranges),
+        cmocka_unit_test(test_random_inputs),
+    };
+    /* A panel is VLMAX at e32, LMUL 8: 2 * vlenb columns, VLEN / 4. */
+    printf("VLEN %zu bits, packed panels of %zu columns\n", gr_panel_width() * 4,
+           gr_panel_width());
+    return cmocka_run_group_tests_name("kernels", tests, NULL, NULL);
+}

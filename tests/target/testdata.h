@@ -1,0 +1,31 @@
+/* Test inputs and checks shared by the target tests: seeded BF16 data, special values, the
+ * FP64 reference and its error bound. */
+#ifndef TESTDATA_H
+#define TESTDATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A small deterministic generator (xorshift64*), so a failure can be replayed. */
+struct rng {
+    uint64_t s;
+};
+uint64_t rng_next(struct rng *r);
+
+/* BF16 values of moderate size (|v| in [2^-4, 2^4) or 0), both signs. */
+uint16_t rng_bf16(struct rng *r);
+
+/* One of: +-0, a subnormal, +-Inf, a quiet or signalling NaN, the largest finite, a tiny or a
+ * huge normal, or an ordinary value. */
+uint16_t rng_bf16_special(struct rng *r);
+
+void fill_bf16(struct rng *r, uint16_t *v, size_t count, int specials);
+
+/* The exact-in-FP64 reference sum of row m of X times row n of W, and the sum of |products|. */
+double ref_dot(const uint16_t *x, const uint16_t *w, size_t k, double *abs_sum);
+
+/* Largest error a K-term FP32 sum in order may have against the FP64 value (Higham's
+ * gamma_{K-1} bound), with a margin for the reference's own rounding. */
+double sum_error_bound(size_t k, double abs_sum);
+
+#endif
