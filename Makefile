@@ -24,17 +24,20 @@ TARGET_CFLAGS ?= -std=c11 -O2 -g -march=rv64gcv -mabi=lp64d -Wall -Wextra
 ifneq ($(CROSS),)
   TARGET_CC    ?= $(CROSS)gcc
   TARGET_AR    ?= $(CROSS)ar
+  OBJDUMP      ?= $(CROSS)objdump
   QEMU_SYSROOT ?= $(shell $(TARGET_CC) -print-sysroot 2>/dev/null)
   DEPS_MODE    := qemu
 else ifeq ($(shell uname -m),riscv64)
   TARGET_CC    ?= gcc
   TARGET_AR    ?= ar
+  OBJDUMP      ?= objdump
   NATIVE       := 1
   DEPS_MODE    := host
 else
   TOOLCHAIN    := $(TOOLCHAIN_DIR)/gcc15
   TARGET_CC    := $(TOOLCHAIN)/usr/bin/riscv64-linux-gnu-gcc-15
   TARGET_AR    := $(TOOLCHAIN)/usr/bin/riscv64-linux-gnu-ar
+  OBJDUMP      := $(TOOLCHAIN)/usr/bin/riscv64-linux-gnu-objdump
   QEMU_SYSROOT := $(TOOLCHAIN)/usr/riscv64-linux-gnu
   DEPS_MODE    := toolchain $(TOOLCHAIN_DIR)
 endif
@@ -51,7 +54,7 @@ HOST_TESTS    := $(patsubst tests/host/%.c,$(BUILD)/host/tests/%,$(wildcard test
 TARGET_TESTS  := $(patsubst tests/target/%.c,$(BUILD)/test/%,$(wildcard tests/target/test_*.c))
 TARGET_SUPPORT:= $(filter-out $(wildcard tests/target/test_*.c),$(wildcard tests/target/*.c))
 
-.PHONY: all lib gen deps probe test test-host test-target clean distclean FORCE
+.PHONY: all lib gen deps probe test test-host test-spills test-target clean distclean FORCE
 .DELETE_ON_ERROR:
 
 all: lib
@@ -123,11 +126,18 @@ $(BUILD)/test/%: tests/target/%.c $(TARGET_SUPPORT) $(wildcard tests/target/*.h)
 	$(TARGET_CC) $(TARGET_CFLAGS) -Werror -Iinclude -Iruntime -Itests/target $< $(TARGET_SUPPORT) \
 	  $(TEST_LIB) -lcmocka -lm -lpthread -o $@
 
+# No kernel may spill vector registers: the generator keeps tiles within the 32 registers.
+test-spills: $(TEST_LIB) lib
+	@tools/check-spills.sh '$(OBJDUMP)' \
+	  $(patsubst $(BUILD)/test/gen/%.c,$(BUILD)/test/obj/gen/%.o,$(wildcard $(BUILD)/test/gen/bf16_*.c)) \
+	  $(patsubst $(GEN_DIR)/%.c,$(BUILD)/obj/gen/%.o,$(wildcard $(GEN_DIR)/bf16_*.c))
+
 test-target: $(TARGET_TESTS)
 	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs tools/run-target-tests.sh $(TARGET_TESTS)
 
 test: lib
 	@$(MAKE) --no-print-directory test-host
+	@$(MAKE) --no-print-directory test-spills
 	@$(MAKE) --no-print-directory test-target
 
 clean:

@@ -104,7 +104,7 @@ static void kernel_header(struct text *out, const struct kernel_spec *k, const s
                      "M*N*K >= %llu.\n",
                 (unsigned long long)o->gate->min_n, (unsigned long long)o->gate->min_k,
                 (unsigned long long)o->gate->max_m, (unsigned long long)o->gate->min_mnk);
-    text_printf(out, " * Tile: %u row(s) x one strip of LMUL %u, %u of 32 vector registers; "
+    text_printf(out, " * Tile: %u row(s) x one strip of LMUL %u, %u of 32 vector registers live; "
                      "modelled at VLEN 256:\n * %.3f vector work and %.3f instructions per "
                      "multiply-accumulate at M = %u.\n */\n",
                 k->tile.rows, k->tile.lmul, tile_vregs(k->tile), c.vwork_per_mac,
@@ -119,7 +119,6 @@ static void kernel_vars(struct template_vars *v, const struct kernel_spec *k, ch
     tvars_text(v, "NAME", k->name);
     tvars_text(v, "VM", vm);
     tvars_text(v, "VH", vh);
-    tvars_number(v, "MASK", 32 / k->tile.lmul);
     tvars_number(v, "LMUL", k->tile.lmul);
     tvars_number(v, "ROWS", k->tile.rows);
     tvars_number(v, "ROWS_LESS", (long long)k->tile.rows - 1);
@@ -352,9 +351,13 @@ void print_explain(FILE *out, const struct shapes *s, const struct plan *p)
         const struct plan_entry *e = &p->entries[i];
         const struct layer *l = &s->layers[e->layer];
         int kernel = e->kernel != NO_KERNEL;
-        fprintf(out, "%-*s %6llu %7llu %7llu  %-8s  %-28s  %s\n", w, l->name,
-                (unsigned long long)e->m, (unsigned long long)l->n, (unsigned long long)l->k,
-                kernel ? "kernel" : "fallback", kernel ? p->kernels[e->kernel].name : "-",
-                kernel ? "" : e->decision.reason);
+        if (kernel)
+            fprintf(out, "%-*s %6llu %7llu %7llu  %-8s  %s\n", w, l->name,
+                    (unsigned long long)e->m, (unsigned long long)l->n,
+                    (unsigned long long)l->k, "kernel", p->kernels[e->kernel].name);
+        else
+            fprintf(out, "%-*s %6llu %7llu %7llu  %-8s  %-28s  %s\n", w, l->name,
+                    (unsigned long long)e->m, (unsigned long long)l->n,
+                    (unsigned long long)l->k, "fallback", "-", e->decision.reason);
     }
 }

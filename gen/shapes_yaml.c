@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 #define NAME_MAX_LEN 128
@@ -79,11 +80,36 @@ static int read_uint(struct reader *r, const yaml_node_t *n, const char *what, u
         return -1;
     }
     if (v < lo) {
-        diag_error(r->d, line_of(n), col_of(n), "%s must be %s, got %s", what, wanted, t);
+        if (lo > 1)
+            diag_error(r->d, line_of(n), col_of(n), "%s must be at least %llu, got %s", what,
+                       (unsigned long long)lo, t);
+        else
+            diag_error(r->d, line_of(n), col_of(n), "%s must be %s, got %s", what, wanted, t);
         return -1;
     }
     *out = v;
     return 0;
+}
+
+/* Reports a key that is not in `known`, suggesting the one it differs from only in case. */
+static void unknown_key(struct reader *r, const yaml_node_t *key, const char *where,
+                        const char *const *known)
+{
+    const char *name = scalar_text(key);
+    for (size_t j = 0; known[j]; j++) {
+        if (strcasecmp(known[j], name) == 0) {
+            diag_error(r->d, line_of(key), col_of(key),
+                       "unknown key \"%.40s\" %s (did you mean \"%s\"?)", name, where, known[j]);
+            return;
+        }
+    }
+    char list[160] = "";
+    for (size_t j = 0; known[j]; j++) {
+        strncat(list, j ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, known[j], sizeof list - strlen(list) - 1);
+    }
+    diag_error(r->d, line_of(key), col_of(key), "unknown key \"%.40s\" %s (expected %s)", name,
+               where, list);
 }
 
 typedef void (*key_handler)(struct reader *r, const char *key, yaml_node_t *value, void *ctx);
@@ -118,13 +144,7 @@ static void walk_mapping(struct reader *r, yaml_node_t *map, const char *where,
         while (known[i] && strcmp(known[i], name) != 0)
             i++;
         if (!known[i]) {
-            char list[160] = "";
-            for (size_t j = 0; known[j]; j++) {
-                strncat(list, j ? ", " : "", sizeof list - strlen(list) - 1);
-                strncat(list, known[j], sizeof list - strlen(list) - 1);
-            }
-            diag_error(r->d, line_of(key), col_of(key), "unknown key \"%.40s\" %s (expected %s)",
-                       name, where, list);
+            unknown_key(r, key, where, known);
             continue;
         }
         handle(r, name, value, ctx);

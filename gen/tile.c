@@ -3,10 +3,12 @@
  *   2R vfmacc.vf, 2R flw for the activations, all vector ops at LMUL L.
  * At VLEN 256 that is 2 * R * 8L multiply-accumulates. Registers: R*L accumulators, L for the
  * loaded words, L for the widened half. Vector work comes first (it bounds a core whose vector
- * datapath is half its VLEN); instructions weigh a quarter, for issue slots. */
+ * datapath is half its VLEN, as the K1's); instructions weigh a quarter, for issue slots. */
 #include "tile.h"
 
 unsigned tile_vregs(struct tile t) { return t.rows * t.lmul + 2 * t.lmul; }
+
+int tile_fits(struct tile t) { return tile_vregs(t) + t.lmul <= VREGS; }
 
 static void block_cost(unsigned rows, unsigned lmul, double *vwork, double *insns, double *macs)
 {
@@ -27,6 +29,11 @@ struct tile_cost tile_cost(struct tile t, unsigned bucket)
     return c;
 }
 
+double tile_score(struct tile_cost c)
+{
+    return c.vwork_per_mac + 0.25 * c.insns_per_mac;
+}
+
 struct tile tile_choose(unsigned bucket)
 {
     struct tile best = {1, 1};
@@ -35,10 +42,9 @@ struct tile tile_choose(unsigned bucket)
     for (unsigned lmul = 1; lmul <= 8; lmul *= 2) {
         for (unsigned rows = 1; rows <= max_rows; rows++) {
             struct tile t = {rows, lmul};
-            if (tile_vregs(t) > VREGS)
+            if (!tile_fits(t))
                 continue;
-            struct tile_cost c = tile_cost(t, bucket);
-            double score = c.vwork_per_mac + 0.25 * c.insns_per_mac;
+            double score = tile_score(tile_cost(t, bucket));
             /* strictly better only: ties keep the smaller tile, found first */
             if (score < best_score - 1e-12) {
                 best_score = score;

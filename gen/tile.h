@@ -6,6 +6,9 @@
 
 /* The vector register file every RVV 1.0 core has: 32 registers. */
 #define VREGS 32
+/* What a tile may use of them: one register group (LMUL registers) stays free, so the compiler
+ * can load the next weights while the last FMAs of a step still read the current ones. Tiles
+ * that filled all 32 made GCC 15 spill to the stack. */
 /* Rows per register block are capped so the remainder paths (one per row count) stay small. */
 #define TILE_MAX_ROWS 16
 
@@ -24,7 +27,14 @@ struct tile_cost {
 /* Live vector registers of the kernel's inner loop: accumulators + loaded word + widened half. */
 unsigned tile_vregs(struct tile t);
 
+/* Whether a tile fits: tile_vregs() plus the one free group within VREGS. */
+int tile_fits(struct tile t);
+
 struct tile_cost tile_cost(struct tile t, unsigned bucket);
+
+/* What the choice minimizes: vector work, plus instructions at a quarter weight (they take
+ * issue slots, but the vector datapath is the tighter limit). */
+double tile_score(struct tile_cost c);
 
 /* The tile for a bucket (1 = the GEMV kernel): the cheapest within the register budget. */
 struct tile tile_choose(unsigned bucket);

@@ -21,7 +21,6 @@ void probe(const uint32_t *w, const uint16_t *h, const float *x, uint16_t *out, 
     vfloat32m2_t wide = __riscv_vreinterpret_v_u32m2_f32m2(__riscv_vzext_vf2_u32m2(col, vl));
     acc = __riscv_vfmacc_vf_f32m2(acc, x[1], wide, vl);
     vuint32m2_t bits = __riscv_vreinterpret_v_f32m2_u32m2(acc);
-    vbool16_t nan = __riscv_vmfne_vv_f32m2_b16(acc, acc, vl);
-    bits = __riscv_vor_vx_u32m2_mu(nan, bits, bits, 0x00400000, vl);
+    bits = __riscv_vadd_vx_u32m2(bits, 0x7fff, vl);
     __riscv_vse16_v_u16m1(out, __riscv_vnsrl_wx_u16m1(bits, 16, vl), vl);
 }

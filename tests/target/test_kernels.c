@@ -225,7 +225,7 @@ static void test_random_inputs(void **state)
         }
     }
     assert_true(cases > 0);
-    print_message("%zu kernels, %zu (kernel, M) cases\n", gr_registry_count, cases);
+    print_message("%zu shape keys, %zu (shape key, M) cases\n", gr_registry_count, cases);
 }
 
 static void test_special_values(void **state)

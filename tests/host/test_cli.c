@@ -1,0 +1,251 @@
+/* The gemm-rvv-gen program as a user meets it: exit codes, messages, the output folder left
+ * intact by bad input, byte-identical output for the same input, and the manifest. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char work[256]; /* a fresh temporary folder per run of this program */
+
+/* Runs the generator with `args` (a shell fragment) in the work folder; returns its exit
+ * status and its stdout and stderr together in *out (caller frees). */
+static int gen(const char *args, char **out)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", work, GEN_BIN, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, len = 0, n;
+    char *buf = malloc(cap);
+    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (len + 1 == cap)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[len] = '\0';
+    int status = pclose(p);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_file(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", work, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_file(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", work, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)size + 1);
+    assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
+    buf[size] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Every file of two folders, compared byte for byte; returns how many there were. */
+static size_t same_folders(const char *a, const char *b)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", work, a);
+    DIR *dir = opendir(path);
+    assert_non_null(dir);
+    size_t files = 0;
+    struct dirent *ent;
+    while ((ent = readdir(dir)) != NULL) {
+        if (ent->d_name[0] == '.')
+            continue;
+        char fa[512], fb[512];
+        snprintf(fa, sizeof fa, "%s/%s", a, ent->d_name);
+        snprintf(fb, sizeof fb, "%s/%s", b, ent->d_name);
+        char *ta = read_file(fa), *tb = read_file(fb);
+        assert_non_null(ta);
+        if (!tb || strcmp(ta, tb) != 0)
+            fail_msg("%s and %s differ", fa, fb);
+        free(ta);
+        free(tb);
+        files++;
+    }
+    closedir(dir);
+    return files;
+}
+
+static const char *const shapes =
+    "model: demo\n"
+    "layers:\n"
+    "  - {name: q_proj, N: 4096, K: 4096, M: [1, 4, 512]}\n"
+    "  - {name: small,  N: 896,  K: 896,  M: 1}\n";
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(work, sizeof work, "/tmp/gemm-rvv-cli-XXXXXX");
+    assert_non_null(mkdtemp(work));
+    write_file("shapes.yaml", shapes);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", work);
+    return system(cmd);
+}
+
+static void test_help_and_version(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(gen("--version", &out), 0);
+    assert_string_equal(out, "gemm-rvv-gen 0.1.0\n");
+    free(out);
+    assert_int_equal(gen("--help", &out), 0);
+    assert_non_null(strstr(out, "Usage: gemm-rvv-gen [OPTION]... SHAPES.yaml"));
+    assert_non_null(strstr(out, "Exit status: 0 success, 1 bad input"));
+    free(out);
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    static const struct { const char *args, *message; } cases[] = {
+        {"", "gemm-rvv-gen: error: no shapes file given\n"},
+        {"a.yaml b.yaml", "gemm-rvv-gen: error: one shapes file expected, got more\n"},
+        {"--frobnicate shapes.yaml", "gemm-rvv-gen: error: unknown option --frobnicate\n"},
+        {"--min-n 12x shapes.yaml", "gemm-rvv-gen: error: --min-n needs a whole number, got \"12x\"\n"},
+        {"--buckets 4,2 shapes.yaml", "gemm-rvv-gen: error: --buckets needs increasing whole "
+                                      "numbers >= 2 separated by commas, got \"4,2\"\n"},
+        {"shapes.yaml -o", "gemm-rvv-gen: error: option -o needs a value\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out;
+        int rc = gen(cases[i].args, &out);
+        if (rc != 2 || strncmp(out, cases[i].message, strlen(cases[i].message)) != 0)
+            fail_msg("'%s': exit %d, said: %s", cases[i].args, rc, out);
+        assert_non_null(strstr(out, "Try 'gemm-rvv-gen --help'."));
+        free(out);
+    }
+}
+
+static void test_generate_and_manifest(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(gen("-o out shapes.yaml", &out), 0);
+    assert_string_equal(out, "gemm-rvv-gen: shapes.yaml: 4 shapes read, 2 kernels planned, "
+                             "2 shapes left to the fallback -> out\n");
+    free(out);
+    char *manifest = read_file("out/manifest.json");
+    assert_non_null(manifest);
+    assert_non_null(strstr(manifest, "{\"name\": \"q_proj\", \"M\": 1, \"N\": 4096, \"K\": 4096, "
+                                     "\"verdict\": \"kernel\", \"bucket\": 1, \"kernel\": "
+                                     "\"bf16_gemv_m1_k4096\", \"reason\": null}"));
+    assert_non_null(strstr(manifest, "{\"name\": \"q_proj\", \"M\": 512, \"N\": 4096, \"K\": 4096, "
+                                     "\"verdict\": \"fallback\", \"bucket\": null, \"kernel\": null, "
+                                     "\"reason\": \"M=512 > 128\"}"));
+    assert_non_null(strstr(manifest, "\"model\": \"demo\""));
+    free(manifest);
+    char *kernel = read_file("out/bf16_gemm_m4_k4096.c");
+    assert_non_null(kernel);
+    assert_non_null(strstr(kernel, " * Serves (layer N M): q_proj 4096 4."));
+    assert_non_null(strstr(kernel, "enum { K = 4096, K_PAIRS = (K + 1) / 2, BUCKET = 4 };"));
+    assert_null(strstr(kernel, "${")); /* every placeholder filled */
+    assert_null(strstr(kernel, "\n$"));
+    free(kernel);
+    char *registry = read_file("out/registry.c");
+    assert_non_null(strstr(registry, "{4, 4096, 4096, gr_bf16_gemm_m4_k4096_packed, "
+                                     "gr_bf16_gemm_m4_k4096_plain, \"bf16_gemm_m4_k4096\"},"));
+    free(registry);
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(gen("-o one shapes.yaml", &out), 0);
+    free(out);
+    assert_int_equal(gen("-o two shapes.yaml", &out), 0);
+    free(out);
+    assert_int_equal(same_folders("one", "two"), 4); /* 2 kernels, registry, manifest */
+}
+
+/* Bad input exits 1, writes nothing and leaves an earlier output as it was. */
+static void test_bad_input_keeps_output(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(gen("-o keep shapes.yaml", &out), 0);
+    free(out);
+    assert_int_equal(gen("-o keep-copy shapes.yaml", &out), 0);
+    free(out);
+    write_file("bad.yaml", "layers:\n  - {name: q, N: 4096x, K: 1, M: 1}\n");
+    assert_int_equal(gen("-o keep bad.yaml", &out), 1);
+    assert_string_equal(out, "bad.yaml:2:18: error: N must be a positive integer, got \"4096x\"\n");
+    free(out);
+    assert_int_equal(gen("-o keep missing.yaml", &out), 1);
+    assert_string_equal(out, "missing.yaml: error: cannot open: No such file or directory\n");
+    free(out);
+    same_folders("keep", "keep-copy");
+    assert_int_equal(gen("-o fresh bad.yaml", &out), 1);
+    free(out);
+    assert_null(read_file("fresh/manifest.json"));
+    /* No temporary or old folder is left behind. */
+    DIR *dir = opendir(work);
+    assert_non_null(dir);
+    struct dirent *ent;
+    while ((ent = readdir(dir)) != NULL)
+        if (strstr(ent->d_name, ".tmp-") || strstr(ent->d_name, ".old-"))
+            fail_msg("left behind: %s", ent->d_name);
+    closedir(dir);
+}
+
+static void test_explain_and_overrides(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(gen("--check --explain shapes.yaml", &out), 0);
+    assert_non_null(strstr(out, "q_proj    512    4096    4096  fallback  -"));
+    assert_non_null(strstr(out, "M=512 > 128"));
+    assert_non_null(strstr(out, "small       1     896     896  fallback  -"));
+    assert_non_null(strstr(out, "N=896 < 1024, K=896 < 1024, M*N*K=802816 < 1000000"));
+    assert_non_null(strstr(out, "2 kernels planned, 2 shapes left to the fallback\n"));
+    free(out);
+    assert_int_equal(gen("--check --min-n 1 --min-k 1 --min-mnk 0 --max-m 512 --buckets 8,512 "
+                         "shapes.yaml", &out), 0);
+    assert_non_null(strstr(out, "4 shapes read, 4 kernels planned, 0 shapes left"));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help_and_version),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_generate_and_manifest),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_bad_input_keeps_output),
+        cmocka_unit_test(test_explain_and_overrides),
+    };
+    return cmocka_run_group_tests_name("gemm-rvv-gen", tests, setup, teardown);
+}

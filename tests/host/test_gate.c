@@ -1,0 +1,146 @@
+/* The profitability gate at its edges, the M buckets, and the tile choice. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gate.h"
+#include "tile.h"
+
+static struct decision decide(uint64_t m, uint64_t n, uint64_t k)
+{
+    struct gate g = gate_default();
+    struct buckets b = buckets_default();
+    return gate_decide(&g, &b, m, n, k);
+}
+
+static void test_n_edge(void **state)
+{
+    (void)state;
+    struct decision d = decide(1, 1023, 4096);
+    assert_int_equal(d.verdict, VERDICT_FALLBACK);
+    assert_string_equal(d.reason, "N=1023 < 1024");
+    d = decide(1, 1024, 4096);
+    assert_int_equal(d.verdict, VERDICT_KERNEL);
+    assert_int_equal(d.bucket, 1);
+    assert_string_equal(d.reason, "");
+}
+
+static void test_k_edge(void **state)
+{
+    (void)state;
+    struct decision d = decide(8, 4096, 1023);
+    assert_int_equal(d.verdict, VERDICT_FALLBACK);
+    assert_string_equal(d.reason, "K=1023 < 1024");
+    d = decide(8, 4096, 1024);
+    assert_int_equal(d.verdict, VERDICT_KERNEL);
+    assert_int_equal(d.bucket, 8);
+}
+
+static void test_m_edge(void **state)
+{
+    (void)state;
+    struct decision d = decide(128, 4096, 4096);
+    assert_int_equal(d.verdict, VERDICT_KERNEL);
+    assert_int_equal(d.bucket, 128);
+    d = decide(129, 4096, 4096);
+    assert_int_equal(d.verdict, VERDICT_FALLBACK);
+    assert_string_equal(d.reason, "M=129 > 128");
+}
+
+/* Under the defaults N, K >= 1024 already give M*N*K >= 1,048,576, so the M*N*K edge is
+ * tested with the N and K minimums lowered. */
+static void test_mnk_edge(void **state)
+{
+    (void)state;
+    struct gate g = gate_default();
+    struct buckets b = buckets_default();
+    g.min_n = 1;
+    g.min_k = 1;
+    struct decision d = gate_decide(&g, &b, 1, 999, 1001); /* 999,999 */
+    assert_int_equal(d.verdict, VERDICT_FALLBACK);
+    assert_string_equal(d.reason, "M*N*K=999999 < 1000000");
+    d = gate_decide(&g, &b, 1, 1000, 1000); /* 1,000,000 */
+    assert_int_equal(d.verdict, VERDICT_KERNEL);
+    d = gate_decide(&g, &b, 2, 500, 1000);
+    assert_int_equal(d.verdict, VERDICT_KERNEL);
+    assert_int_equal(d.bucket, 2);
+}
+
+static void test_every_reason_listed(void **state)
+{
+    (void)state;
+    struct decision d = decide(200, 896, 100);
+    assert_string_equal(d.reason, "N=896 < 1024, K=100 < 1024, M=200 > 128");
+}
+
+static void test_bucket_every_m(void **state)
+{
+    (void)state;
+    struct buckets b = buckets_default();
+    for (uint64_t m = 1; m <= 129; m++) {
+        uint32_t want = m == 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : m <= 8 ? 8 : m <= 16 ? 16
+                      : m <= 32 ? 32 : m <= 64 ? 64 : m <= 128 ? 128 : 0;
+        assert_int_equal(bucket_for(&b, m), want);
+    }
+}
+
+static void test_custom_buckets(void **state)
+{
+    (void)state;
+    struct gate g = gate_default();
+    struct buckets b = {{3, 12}, 2};
+    assert_int_equal(bucket_for(&b, 1), 1);
+    assert_int_equal(bucket_for(&b, 2), 3);
+    assert_int_equal(bucket_for(&b, 3), 3);
+    assert_int_equal(bucket_for(&b, 4), 12);
+    assert_int_equal(bucket_for(&b, 13), 0);
+    struct decision d = gate_decide(&g, &b, 13, 4096, 4096);
+    assert_int_equal(d.verdict, VERDICT_FALLBACK);
+    assert_string_equal(d.reason, "M=13 > largest bucket 12");
+}
+
+/* Every bucket's tile fits the 32 vector registers, never has more rows than the bucket, and
+ * is the cheapest of all that fit under the model. */
+static void test_tiles_fit_and_are_cheapest(void **state)
+{
+    (void)state;
+    for (unsigned bucket = 1; bucket <= 128; bucket++) {
+        struct tile t = tile_choose(bucket);
+        assert_true(tile_fits(t));
+        assert_true(tile_vregs(t) + t.lmul <= VREGS);
+        assert_true(t.rows >= 1 && t.rows <= bucket && t.rows <= TILE_MAX_ROWS);
+        assert_true(t.lmul == 1 || t.lmul == 2 || t.lmul == 4 || t.lmul == 8);
+        double score = tile_score(tile_cost(t, bucket));
+        for (unsigned lmul = 1; lmul <= 8; lmul *= 2)
+            for (unsigned rows = 1; rows <= bucket && rows <= TILE_MAX_ROWS; rows++) {
+                struct tile o = {rows, lmul};
+                if (!tile_fits(o))
+                    continue;
+                assert_true(score <= tile_score(tile_cost(o, bucket)) + 1e-12);
+            }
+    }
+    /* The GEMV: one row at LMUL 8, 5 vector ops of LMUL 8 per 128 MACs at VLEN 256. */
+    struct tile g = tile_choose(1);
+    assert_int_equal(g.rows, 1);
+    assert_int_equal(g.lmul, 8);
+    assert_true(tile_cost(g, 1).vwork_per_mac == 5.0 / 16.0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_n_edge),
+        cmocka_unit_test(test_k_edge),
+        cmocka_unit_test(test_m_edge),
+        cmocka_unit_test(test_mnk_edge),
+        cmocka_unit_test(test_every_reason_listed),
+        cmocka_unit_test(test_bucket_every_m),
+        cmocka_unit_test(test_custom_buckets),
+        cmocka_unit_test(test_tiles_fit_and_are_cheapest),
+    };
+    return cmocka_run_group_tests_name("gate", tests, NULL, NULL);
+}
