@@ -54,7 +54,7 @@ HOST_TESTS    := $(patsubst tests/host/%.c,$(BUILD)/host/tests/%,$(wildcard test
 TARGET_TESTS  := $(patsubst tests/target/%.c,$(BUILD)/test/%,$(wildcard tests/target/test_*.c))
 TARGET_SUPPORT:= $(filter-out $(wildcard tests/target/test_*.c),$(wildcard tests/target/*.c))
 
-.PHONY: all lib gen deps probe test test-host test-spills test-target clean distclean FORCE
+.PHONY: all lib gen deps probe test test-host test-spills test-clang test-target clean distclean FORCE
 .DELETE_ON_ERROR:
 
 all: lib
@@ -132,12 +132,18 @@ test-spills: $(TEST_LIB) lib
 	  $(patsubst $(BUILD)/test/gen/%.c,$(BUILD)/test/obj/gen/%.o,$(wildcard $(BUILD)/test/gen/bf16_*.c)) \
 	  $(patsubst $(GEN_DIR)/%.c,$(BUILD)/obj/gen/%.o,$(wildcard $(GEN_DIR)/bf16_*.c))
 
+# The generated C must be portable C11: clang compiles it too.
+CLANG ?= clang-19
+test-clang: $(BUILD)/test/gen/manifest.json
+	@tools/check-clang.sh '$(CLANG)' $(wildcard $(BUILD)/test/gen/*.c)
+
 test-target: $(TARGET_TESTS)
 	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs tools/run-target-tests.sh $(TARGET_TESTS)
 
 test: lib
 	@$(MAKE) --no-print-directory test-host
 	@$(MAKE) --no-print-directory test-spills
+	@$(MAKE) --no-print-directory test-clang
 	@$(MAKE) --no-print-directory test-target
 
 clean:

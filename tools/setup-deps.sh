@@ -14,7 +14,7 @@
 set -euo pipefail
 
 HOST_PACKAGES=(libyaml-dev libcmocka-dev pkg-config make gcc)
-QEMU_PACKAGES=(qemu-user)
+QEMU_PACKAGES=(qemu-user clang-19)
 TOOLCHAIN_PACKAGES=(patchelf binutils)
 
 GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-linux-gnu-base

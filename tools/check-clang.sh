@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Compiles generated kernel sources with clang as well as GCC, warnings as errors, so the
+# generated C stays portable C11 and not GCC's dialect. Kernels need only the compiler's own
+# headers (riscv_vector.h, stddef.h, stdint.h), hence -ffreestanding and no sysroot.
+# Usage: tools/check-clang.sh CLANG SOURCE...
+set -u
+clang=$1; shift
+if ! command -v "$clang" >/dev/null; then
+  echo "clang check skipped: $clang not found"
+  exit 0
+fi
+ok=0 bad=0
+for src in "$@"; do
+  if "$clang" --target=riscv64-linux-gnu -march=rv64gcv -std=c11 -O2 -Wall -Wextra -Werror \
+       -ffreestanding -Iruntime -Iinclude -fsyntax-only "$src"; then ok=$((ok + 1)); else
+    bad=$((bad + 1)); echo "CLANG FAILED: $src"; fi
+done
+echo "generated sources compiled by $clang:"
+echo "clang: $ok passed, $bad failed"
+[ "$bad" -eq 0 ]
