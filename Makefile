@@ -54,7 +54,7 @@ HOST_TESTS    := $(patsubst tests/host/%.c,$(BUILD)/host/tests/%,$(wildcard test
 TARGET_TESTS  := $(patsubst tests/target/%.c,$(BUILD)/test/%,$(wildcard tests/target/test_*.c))
 TARGET_SUPPORT:= $(filter-out $(wildcard tests/target/test_*.c),$(wildcard tests/target/*.c))
 
-.PHONY: all lib gen deps probe test test-host test-spills test-clang test-target clean distclean FORCE
+.PHONY: all lib gen deps probe install example test test-host test-spills test-clang test-target clean distclean FORCE
 .DELETE_ON_ERROR:
 
 all: lib
@@ -123,7 +123,8 @@ $(TEST_LIB): $(BUILD)/test/gen/manifest.json $(BUILD)/probe.ok FORCE
 
 
 $(BUILD)/test/%: tests/target/%.c $(TARGET_SUPPORT) $(wildcard tests/target/*.h) $(TEST_LIB)
-	$(TARGET_CC) $(TARGET_CFLAGS) -Werror -Iinclude -Iruntime -Itests/target $< $(TARGET_SUPPORT) \
+	$(TARGET_CC) $(TARGET_CFLAGS) -Werror -D_POSIX_C_SOURCE=200809L -Iinclude -Iruntime -Itests/target \
+	  $< $(TARGET_SUPPORT) \
 	  $(TEST_LIB) -lcmocka -lm -lpthread -o $@
 
 # No kernel may spill vector registers: the generator keeps tiles within the 32 registers.
@@ -137,14 +138,35 @@ CLANG ?= clang-19
 test-clang: $(BUILD)/test/gen/manifest.json
 	@tools/check-clang.sh '$(CLANG)' $(wildcard $(BUILD)/test/gen/*.c)
 
-test-target: $(TARGET_TESTS)
-	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs tools/run-target-tests.sh $(TARGET_TESTS)
+test-target: $(TARGET_TESTS) $(BUILD)/example/linear
+	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs tools/run-target-tests.sh $^
 
 test: lib
 	@$(MAKE) --no-print-directory test-host
 	@$(MAKE) --no-print-directory test-spills
 	@$(MAKE) --no-print-directory test-clang
 	@$(MAKE) --no-print-directory test-target
+
+# ---- install and the example -----------------------------------------------------------------
+PREFIX  ?= /usr/local
+VERSION := $(shell sed -n 's/^\#define GEMM_RVV_VERSION_STRING "\(.*\)"/\1/p' include/gemm_rvv_version.h)
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/gemm_rvv.h include/gemm_rvv_version.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' mk/gemm_rvv.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gemm_rvv.pc
+
+# The example is built the way a user builds against an installed copy: pkg-config only.
+EXAMPLE_PREFIX := $(CURDIR)/$(BUILD)/example-install
+$(BUILD)/example/linear: examples/linear.c lib
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) > /dev/null
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(TARGET_CFLAGS) $< \
+	  $$(PKG_CONFIG_LIBDIR=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs gemm_rvv) -o $@
+
+example: $(BUILD)/example/linear
 
 clean:
 	rm -rf $(BUILD)

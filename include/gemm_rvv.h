@@ -12,7 +12,9 @@
 #ifndef GEMM_RVV_H
 #define GEMM_RVV_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gemm_rvv_version.h"
 
@@ -27,7 +29,8 @@ typedef enum gemm_rvv_status {
     GEMM_RVV_ERR_STRIDE = 3,   /* a row stride is smaller than its row */
     GEMM_RVV_ERR_OVERFLOW = 4, /* a size or stride product does not fit the address space */
     GEMM_RVV_ERR_TYPE = 5,     /* an output type other than GEMM_RVV_F32 or GEMM_RVV_BF16 */
-    GEMM_RVV_ERR_NOMEM = 6     /* memory could not be allocated */
+    GEMM_RVV_ERR_NOMEM = 6,    /* memory could not be allocated */
+    GEMM_RVV_ERR_THREADS = 7   /* a worker thread could not be started */
 } gemm_rvv_status;
 
 typedef enum gemm_rvv_type {
@@ -52,9 +55,9 @@ typedef struct gemm_rvv_weight gemm_rvv_weight;
 gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, int64_t ldw,
                                        gemm_rvv_weight **out);
 
-/* Re-packs new values of the same shape (after the engine reloaded its weights): calls that
- * start after this returns see only the new values. Do not call it while another thread runs
- * a Linear call on the same object. */
+/* Re-packs new values of the same shape (after the engine reloaded its weights). It waits for
+ * calls already running on this object; every call that starts after it returns sees only the
+ * new values. On error the object keeps its old values. */
 gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *w, int64_t ldw);
 
 /* Frees the object and its packed copy. NULL is ignored. */
@@ -62,9 +65,18 @@ void gemm_rvv_weight_free(gemm_rvv_weight *weight);
 
 /* ---- Linear --------------------------------------------------------------------------------
  * Y[M, N] = X[M, K] W[N, K]^T (+ bias[N]). X is BF16 with row stride ldx >= K; Y has row
- * stride ldy >= N and the element type y_type; bias is N floats or NULL. Any M >= 1 works:
- * M above the largest bucket of the build runs the scalar fallback. On any error nothing is
- * written to Y. Several threads may call at once, on the same weight object too. */
+ * stride ldy >= N and the element type y_type; bias is N floats or NULL. On any error nothing
+ * is written to Y.
+ *
+ * Dispatch: a generated kernel serves the call when the build has one for (N, K) and a bucket
+ * that holds M (the smallest such); M above the largest bucket runs that bucket's kernel on
+ * blocks of rows, so prefill with M = 512 still uses the M <= 128 kernel. Everything else,
+ * and every call on a core without the V extension or with the fallback forced, runs the
+ * scalar fallback, which gives the same bits.
+ *
+ * Threads: the columns are split over the library's worker threads (gemm_rvv_set_threads);
+ * the result does not depend on the thread count. Several engine threads may call at once,
+ * on the same weight object too. */
 gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
                                 const gemm_rvv_weight *weight, const float *bias, void *y,
                                 int64_t ldy, gemm_rvv_type y_type);
@@ -74,6 +86,38 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
                                       const uint16_t *w, int64_t n, int64_t k, int64_t ldw,
                                       const float *bias, void *y, int64_t ldy,
                                       gemm_rvv_type y_type);
+
+/* ---- Settings ------------------------------------------------------------------------------
+ * Threads taking part in one call, the calling thread included. The default is the number of
+ * online CPUs, or GEMM_RVV_THREADS from the environment when it holds a positive number. Setting
+ * waits for running calls to finish; the workers are started once and reused. Values below 1
+ * mean 1. Returns GEMM_RVV_ERR_THREADS when not all could be started (the pool then runs with
+ * those that were). */
+gemm_rvv_status gemm_rvv_set_threads(int count);
+int gemm_rvv_get_threads(void);
+
+/* Forces every call to the scalar fallback (nonzero) or lets kernels serve again (0), for
+ * debugging. GEMM_RVV_DISABLE=1 in the environment forces it from the start. */
+void gemm_rvv_force_fallback(int on);
+
+/* Nonzero when generated kernels can run here: the core has V and the fallback is not forced. */
+int gemm_rvv_kernels_active(void);
+
+/* ---- Counters ------------------------------------------------------------------------------
+ * How many calls each shape key sent to a kernel and how many to the fallback: the serving
+ * question "how often did we miss". Rows are keyed by N, K and M's bucket (1, then powers of
+ * two: M = 5 counts under 8), whoever served the call. */
+typedef struct gemm_rvv_counter {
+    int64_t n, k, m_bucket;
+    uint64_t kernel_calls, fallback_calls;
+} gemm_rvv_counter;
+
+/* Copies up to `capacity` rows into out and returns how many rows there are. */
+size_t gemm_rvv_counters(gemm_rvv_counter *out, size_t capacity);
+void gemm_rvv_counters_reset(void);
+
+/* A table of the rows with the share of fallback calls, for logs. */
+void gemm_rvv_counters_print(FILE *out);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,8 @@ GEN_SRCS := $(sort $(wildcard $(GEN_DIR)/*.c))
 RT_SRCS  := $(sort $(wildcard runtime/*.c))
 OBJS     := $(patsubst $(GEN_DIR)/%.c,$(OBJ_DIR)/gen/%.o,$(GEN_SRCS)) \
             $(patsubst runtime/%.c,$(OBJ_DIR)/runtime/%.o,$(RT_SRCS))
-CPPFLAGS := -Iinclude -Iruntime
+# POSIX 2008 for pthread rwlocks under -std=c11.
+CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iinclude -Iruntime
 
 $(LIB): $(OBJS)
 	@rm -f $@

@@ -13,9 +13,10 @@ static void widen_column(const struct gr_weight_view *w, size_t n, float *col)
 }
 
 void gr_fallback(const uint16_t *x, size_t m, size_t ldx, const struct gr_weight_view *w,
-                 const float *bias, void *y, size_t ldy, int y_bf16, float *col_buf)
+                 const float *bias, void *y, size_t ldy, int y_bf16, size_t col_begin,
+                 size_t col_end, float *col_buf)
 {
-    for (size_t n = 0; n < w->n; n++) {
+    for (size_t n = col_begin; n < col_end; n++) {
         widen_column(w, n, col_buf);
         for (size_t r = 0; r < m; r++) {
             const uint16_t *xr = x + r * ldx;

@@ -1,22 +1,60 @@
-/* The public Linear calls: argument checks, the choice between kernel and fallback, and the
- * per-call activation widening. */
+/* The public Linear calls: argument checks, the choice between kernel and fallback, the
+ * per-call activation widening, and the split of the columns over the worker threads. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "activations.h"
+#include "counters.h"
 #include "cpu.h"
 #include "fallback.h"
 #include "gemm_rvv.h"
 #include "kernel.h"
 #include "pack.h"
 #include "registry_lookup.h"
+#include "threads.h"
 
 struct gemm_rvv_weight {
     size_t n, k;
     size_t panel_width;
     uint32_t *packed;
+    /* Calls hold it shared, update holds it exclusive: no call sees half-packed values. */
+    pthread_rwlock_t lock;
     /* The registry rows of this (N, K), found once at create: calls do no search. */
     struct gr_shape_kernels kernels;
 };
+
+/* ---- settings ----------------------------------------------------------------------------- */
+
+static atomic_int forced_fallback;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void read_env(void)
+{
+    const char *v = getenv("GEMM_RVV_DISABLE");
+    if (v && *v && strcmp(v, "0") != 0)
+        atomic_store(&forced_fallback, 1);
+}
+
+void gemm_rvv_force_fallback(int on)
+{
+    pthread_once(&env_once, read_env);
+    atomic_store(&forced_fallback, on != 0);
+}
+
+int gemm_rvv_kernels_active(void)
+{
+    pthread_once(&env_once, read_env);
+    return !atomic_load(&forced_fallback) && gr_cpu_has_vector();
+}
+
+gemm_rvv_status gemm_rvv_set_threads(int count)
+{
+    return gr_threads_set(count) == 0 ? GEMM_RVV_OK : GEMM_RVV_ERR_THREADS;
+}
+
+int gemm_rvv_get_threads(void) { return gr_threads_get(); }
 
 /* ---- argument checks ---------------------------------------------------------------------- */
 
@@ -57,32 +95,89 @@ static gemm_rvv_status check_call(const uint16_t *x, int64_t m, int64_t ldx, int
 
 /* ---- one call ----------------------------------------------------------------------------- */
 
+/* What the column pieces of one call share. */
+struct call {
+    const struct gr_weight_view *w;
+    const struct gr_kernel_entry *kernel; /* NULL: the fallback */
+    struct gr_kernel_args args;           /* for the kernel */
+    const uint16_t *x;                    /* for the fallback */
+    size_t ldx;
+    size_t piece_cols;                    /* columns per piece, a multiple of panel_width */
+    float *col_bufs;                      /* the fallback's: K floats per piece */
+};
+
+static void run_piece(void *ctx, size_t i)
+{
+    const struct call *c = ctx;
+    size_t begin = i * c->piece_cols;
+    size_t end = begin + c->piece_cols < c->w->n ? begin + c->piece_cols : c->w->n;
+    if (c->kernel)
+        (c->w->packed ? c->kernel->packed : c->kernel->plain)(&c->args, begin, end);
+    else
+        gr_fallback(c->x, c->args.m, c->ldx, c->w, c->args.bias, c->args.y, c->args.ldy,
+                    c->args.y_bf16, begin, end, c->col_bufs + i * c->w->k);
+}
+
+/* Splits the columns into pieces of whole panels, about two per thread (so a slow thread
+ * holds back less), and runs them. */
+static gemm_rvv_status run_columns(struct call *c, size_t panel_width)
+{
+    size_t panels = c->w->n / panel_width + (c->w->n % panel_width != 0);
+    size_t threads = (size_t)gr_threads_get();
+    size_t pieces = threads > 1 ? 2 * threads : 1;
+    if (pieces > panels)
+        pieces = panels;
+    size_t panels_per_piece = panels / pieces + (panels % pieces != 0);
+    c->piece_cols = panels_per_piece * panel_width;
+    pieces = panels / panels_per_piece + (panels % panels_per_piece != 0);
+    c->col_bufs = NULL;
+    if (!c->kernel) {
+        c->col_bufs = malloc(pieces * c->w->k * sizeof *c->col_bufs);
+        if (!c->col_bufs)
+            return GEMM_RVV_ERR_NOMEM;
+    }
+    gr_parallel_for(pieces, run_piece, c);
+    free(c->col_bufs);
+    return GEMM_RVV_OK;
+}
+
 static gemm_rvv_status run(const uint16_t *x, size_t m, size_t ldx,
-                           const struct gr_weight_view *w, const struct gr_kernel_entry *kernel,
+                           const struct gr_weight_view *w, const struct gr_shape_kernels *ks,
                            const float *bias, void *y, size_t ldy, gemm_rvv_type y_type)
 {
-    int y_bf16 = y_type == GEMM_RVV_BF16;
-    if (!kernel || !gr_cpu_has_vector()) {
-        float *col = malloc(w->k * sizeof *col);
-        if (!col)
-            return GEMM_RVV_ERR_NOMEM;
-        gr_fallback(x, m, ldx, w, bias, y, ldy, y_bf16, col);
-        free(col);
-        return GEMM_RVV_OK;
+    const struct gr_kernel_entry *kernel = NULL;
+    if (ks->count > 0 && gemm_rvv_kernels_active()) {
+        kernel = gr_pick_kernel(ks, m);
+        if (!kernel && ks->entry[ks->count - 1]->bucket > 1)
+            kernel = ks->entry[ks->count - 1]; /* M above every bucket: blocks of rows */
     }
-    size_t floats;
-    if (__builtin_mul_overflow(w->k, (size_t)kernel->bucket, &floats) ||
-        floats > SIZE_MAX / sizeof(float))
-        return GEMM_RVV_ERR_OVERFLOW;
-    float *x_f = malloc(floats * sizeof *x_f);
+    struct gr_counter *counter = gr_counter_for(w->n, w->k, gr_count_bucket(m));
+    if (counter)
+        atomic_fetch_add(kernel ? &counter->kernel_calls : &counter->fallback_calls, 1);
+
+    struct call c = {w, kernel, {NULL, m, w->packed, w->panel_width, w->plain, w->ldw, bias,
+                                 y, ldy, y_type == GEMM_RVV_BF16},
+                     x, ldx, 0, NULL};
+    size_t panel_width = w->packed ? w->panel_width : gr_panel_width();
+    if (!kernel)
+        return run_columns(&c, panel_width);
+
+    size_t block = kernel->bucket < m ? kernel->bucket : m;
+    float *x_f = malloc(w->k * kernel->bucket * sizeof *x_f);
     if (!x_f)
         return GEMM_RVV_ERR_NOMEM;
-    gr_widen_activations(x, m, ldx, w->k, kernel->bucket, x_f);
-    struct gr_kernel_args a = {x_f, m, w->packed, w->panel_width, w->plain, w->ldw,
-                               bias, y, ldy, y_bf16};
-    (w->packed ? kernel->packed : kernel->plain)(&a, 0, w->n);
+    gemm_rvv_status s = GEMM_RVV_OK;
+    for (size_t row = 0; row < m && s == GEMM_RVV_OK; row += block) {
+        size_t rows = m - row < block ? m - row : block;
+        gr_widen_activations(x + row * ldx, rows, ldx, w->k, kernel->bucket, x_f);
+        c.args.x = x_f;
+        c.args.m = rows;
+        c.args.y = y_type == GEMM_RVV_BF16 ? (void *)((uint16_t *)y + row * ldy)
+                                           : (void *)((float *)y + row * ldy);
+        s = run_columns(&c, panel_width);
+    }
     free(x_f);
-    return GEMM_RVV_OK;
+    return s;
 }
 
 /* ---- the API ------------------------------------------------------------------------------ */
@@ -101,7 +196,7 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
         return GEMM_RVV_ERR_OVERFLOW;
     struct gemm_rvv_weight *obj = malloc(sizeof *obj);
     uint32_t *packed = malloc(words * sizeof *packed);
-    if (!obj || !packed) {
+    if (!obj || !packed || pthread_rwlock_init(&obj->lock, NULL) != 0) {
         free(obj);
         free(packed);
         return GEMM_RVV_ERR_NOMEM;
@@ -124,7 +219,9 @@ gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *
                                      sizeof(uint16_t));
     if (s != GEMM_RVV_OK)
         return s;
+    pthread_rwlock_wrlock(&weight->lock);
     gr_pack(w, weight->n, weight->k, (size_t)ldw, weight->panel_width, weight->packed);
+    pthread_rwlock_unlock(&weight->lock);
     return GEMM_RVV_OK;
 }
 
@@ -132,6 +229,7 @@ void gemm_rvv_weight_free(gemm_rvv_weight *weight)
 {
     if (!weight)
         return;
+    pthread_rwlock_destroy(&weight->lock);
     free(weight->packed);
     free(weight);
 }
@@ -148,8 +246,11 @@ gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
         return s;
     struct gr_weight_view view = {weight->packed, weight->panel_width, NULL, 0, weight->n,
                                   weight->k};
-    return run(x, (size_t)m, (size_t)ldx, &view, gr_pick_kernel(&weight->kernels, (size_t)m),
-               bias, y, (size_t)ldy, y_type);
+    pthread_rwlock_t *lock = (pthread_rwlock_t *)&weight->lock;
+    pthread_rwlock_rdlock(lock);
+    s = run(x, (size_t)m, (size_t)ldx, &view, &weight->kernels, bias, y, (size_t)ldy, y_type);
+    pthread_rwlock_unlock(lock);
+    return s;
 }
 
 gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
@@ -167,6 +268,5 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
     struct gr_shape_kernels kernels;
     gr_find_kernels((uint64_t)n, (uint64_t)k, &kernels);
     struct gr_weight_view view = {NULL, 0, w, (size_t)ldw, (size_t)n, (size_t)k};
-    return run(x, (size_t)m, (size_t)ldx, &view, gr_pick_kernel(&kernels, (size_t)m), bias, y,
-               (size_t)ldy, y_type);
+    return run(x, (size_t)m, (size_t)ldx, &view, &kernels, bias, y, (size_t)ldy, y_type);
 }

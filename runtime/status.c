@@ -10,6 +10,7 @@ const char *gemm_rvv_strerror(gemm_rvv_status status)
     case GEMM_RVV_ERR_OVERFLOW: return "a size does not fit the address space";
     case GEMM_RVV_ERR_TYPE: return "unknown output type";
     case GEMM_RVV_ERR_NOMEM: return "out of memory";
+    case GEMM_RVV_ERR_THREADS: return "a worker thread could not be started";
     }
     return "unknown status";
 }

@@ -129,8 +129,8 @@ static void run_kernel(const struct problem *p, gr_kernel_fn fn, int packed, str
 static void run_fallback(const struct problem *p, struct variant v, void *y)
 {
     struct gr_weight_view view = {NULL, 0, p->w, p->ldw, p->n, p->k};
-    gr_fallback(p->x, p->m, p->ldx, &view, v.bias ? p->bias : NULL, y, p->ldy, v.y_bf16,
-                p->col);
+    gr_fallback(p->x, p->m, p->ldx, &view, v.bias ? p->bias : NULL, y, p->ldy, v.y_bf16, 0,
+                p->n, p->col);
 }
 
 /* Every element of got equals expected, bit for bit, sentinels included. */
