@@ -54,7 +54,7 @@ HOST_TESTS    := $(patsubst tests/host/%.c,$(BUILD)/host/tests/%,$(wildcard test
 TARGET_TESTS  := $(patsubst tests/target/%.c,$(BUILD)/test/%,$(wildcard tests/target/test_*.c))
 TARGET_SUPPORT:= $(filter-out $(wildcard tests/target/test_*.c),$(wildcard tests/target/*.c))
 
-.PHONY: all lib gen deps probe install example test test-host test-spills test-clang test-target clean distclean FORCE
+.PHONY: all lib gen deps probe install example bench bench-deps test test-host test-spills test-clang test-target clean distclean FORCE
 .DELETE_ON_ERROR:
 
 all: lib
@@ -167,6 +167,40 @@ $(BUILD)/example/linear: examples/linear.c lib
 	  $$(PKG_CONFIG_LIBDIR=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs gemm_rvv) -o $@
 
 example: $(BUILD)/example/linear
+
+# ---- benchmarks (make bench; not part of make test) ------------------------------------------
+BENCH_LIB := $(BUILD)/bench/libgemm_rvv.a
+PLUGIN    := $(BUILD)/bench/libinsn_count.so
+
+bench-deps:
+	@tools/setup-deps.sh bench $(TOOLCHAIN_DIR)
+
+$(PLUGIN): bench/insn_count.c | bench-deps
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -D_DEFAULT_SOURCE -I$(TOOLCHAIN_DIR)/qemu-plugin/include -fPIC \
+	  -shared $< -o $@
+
+$(BUILD)/bench/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) bench/shapes-bench.yaml
+	$(GEN_BIN) -o $(BUILD)/bench/gen bench/shapes-bench.yaml
+
+$(BENCH_LIB): $(BUILD)/bench/gen/manifest.json $(BUILD)/probe.ok FORCE
+	@$(LIB_MAKE) GEN_DIR=$(BUILD)/bench/gen OBJ_DIR=$(BUILD)/bench/obj LIB=$@
+
+# Plain C as a user would build it: GCC 15's autovectorizer, for VLEN 256 and for VLEN 128.
+$(BUILD)/bench/plain_c_zvl%.o: bench/plain_c.c $(BUILD)/probe.ok
+	$(TARGET_CC) -std=c11 -O3 -ffast-math -Wall -Wextra -DPLAIN_C_NAME=plain_c_linear_zvl$* \
+	  -march=$(if $(filter 256,$*),rv64gcv_zvl256b,rv64gcv) -mabi=lp64d -c $< -o $@
+
+# Static, so that QEMU knows every symbol the plugin filters on.
+$(BUILD)/bench/bench: bench/bench.c $(BENCH_LIB) $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o
+	$(TARGET_CC) $(TARGET_CFLAGS) -D_POSIX_C_SOURCE=200809L -Iinclude -Iruntime -static \
+	  $< $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o $(BENCH_LIB) \
+	  -lpthread -lm -o $@
+
+bench: $(PLUGIN) $(BUILD)/bench/bench
+	bench/run.sh $(PLUGIN) $(BUILD)/bench/bench
+	bench/build-times.sh shapes.yaml models/llama.yaml > $(BUILD)/bench/build-times.csv
+	bench/report.sh $(BUILD)/bench/build-times.csv
 
 clean:
 	rm -rf $(BUILD)

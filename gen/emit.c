@@ -17,7 +17,7 @@ static const char *const template_files[T_COUNT] = {
 
 /* How many k-pairs one turn of the GEMV loop does: its body is short, so the loop's own
  * instructions (pointer steps and a branch) weigh. A GEMM body is long already. */
-#define GEMV_UNROLL 4
+#define GEMV_UNROLL 8
 
 static char *read_whole(const char *path)
 {

@@ -7,25 +7,33 @@
 
 static void widen_column(const struct gr_weight_view *w, size_t n, float *col)
 {
-    for (size_t k = 0; k < w->k; k++)
-        col[k] = gr_bf16_to_f32(w->packed ? gr_packed_get(w->packed, w->k, w->panel_width, n, k)
-                                          : w->plain[n * w->ldw + k]);
+    const size_t k = w->k;
+    if (w->packed) {
+        for (size_t j = 0; j < k; j++)
+            col[j] = gr_bf16_to_f32(gr_packed_get(w->packed, k, w->panel_width, n, j));
+    } else {
+        const uint16_t *row = w->plain + n * w->ldw;
+        for (size_t j = 0; j < k; j++)
+            col[j] = gr_bf16_to_f32(row[j]);
+    }
 }
 
-void gr_fallback(const uint16_t *x, size_t m, size_t ldx, const struct gr_weight_view *w,
-                 const float *bias, void *y, size_t ldy, int y_bf16, size_t col_begin,
-                 size_t col_end, float *col_buf)
+void gr_fallback(const float *x_f, size_t m, const struct gr_weight_view *w, const float *bias,
+                 void *y, size_t ldy, int y_bf16, size_t col_begin, size_t col_end,
+                 float *col_buf)
 {
+    const size_t k = w->k;
     for (size_t n = col_begin; n < col_end; n++) {
         widen_column(w, n, col_buf);
         for (size_t r = 0; r < m; r++) {
-            const uint16_t *xr = x + r * ldx;
+            const float *xr = x_f + r * k;
             /* The kernels' order and roundings: one rounded product, then fused multiply-adds
              * (vfmacc). A plain `acc += a * b` would round the product first, which differs
              * when a product of two tiny BF16 values falls below FP32's normal range. */
-            float acc = gr_bf16_to_f32(xr[0]) * col_buf[0];
-            for (size_t k = 1; k < w->k; k++)
-                acc = fmaf(gr_bf16_to_f32(xr[k]), col_buf[k], acc);
+            float acc = xr[0] * col_buf[0];
+#pragma GCC unroll 4
+            for (size_t j = 1; j < k; j++)
+                acc = fmaf(xr[j], col_buf[j], acc);
             if (bias)
                 acc += bias[n];
             if (y_bf16)

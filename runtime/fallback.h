@@ -14,11 +14,11 @@ struct gr_weight_view {
     size_t n, k;
 };
 
-/* Y = X W^T (+ bias) for all m rows and the columns [col_begin, col_end), summing in
- * increasing k from the first product, as the kernels do. col_buf holds k floats (one widened
- * column of W). */
-void gr_fallback(const uint16_t *x, size_t m, size_t ldx, const struct gr_weight_view *w,
-                 const float *bias, void *y, size_t ldy, int y_bf16, size_t col_begin,
-                 size_t col_end, float *col_buf);
+/* Y = X W^T (+ bias) for m rows and the columns [col_begin, col_end), summing in increasing k
+ * from the first product, as the kernels do. x_f holds the m rows of X widened to FP32, row
+ * after row (gr_widen_rows); col_buf holds k floats (one widened column of W). */
+void gr_fallback(const float *x_f, size_t m, const struct gr_weight_view *w, const float *bias,
+                 void *y, size_t ldy, int y_bf16, size_t col_begin, size_t col_end,
+                 float *col_buf);
 
 #endif

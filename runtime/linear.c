@@ -15,6 +15,10 @@
 #include "registry_lookup.h"
 #include "threads.h"
 
+/* Rows of X the fallback widens at a time: 64 x K floats stay small, and are shared by all
+ * the threads working on the block. */
+#define FALLBACK_BLOCK_ROWS 64
+
 struct gemm_rvv_weight {
     size_t n, k;
     size_t panel_width;
@@ -99,9 +103,7 @@ static gemm_rvv_status check_call(const uint16_t *x, int64_t m, int64_t ldx, int
 struct call {
     const struct gr_weight_view *w;
     const struct gr_kernel_entry *kernel; /* NULL: the fallback */
-    struct gr_kernel_args args;           /* for the kernel */
-    const uint16_t *x;                    /* for the fallback */
-    size_t ldx;
+    struct gr_kernel_args args;           /* x is the widened block of rows, for both paths */
     size_t piece_cols;                    /* columns per piece, a multiple of panel_width */
     float *col_bufs;                      /* the fallback's: K floats per piece */
 };
@@ -114,7 +116,7 @@ static void run_piece(void *ctx, size_t i)
     if (c->kernel)
         (c->w->packed ? c->kernel->packed : c->kernel->plain)(&c->args, begin, end);
     else
-        gr_fallback(c->x, c->args.m, c->ldx, c->w, c->args.bias, c->args.y, c->args.ldy,
+        gr_fallback(c->args.x, c->args.m, c->w, c->args.bias, c->args.y, c->args.ldy,
                     c->args.y_bf16, begin, end, c->col_bufs + i * c->w->k);
 }
 
@@ -157,19 +159,27 @@ static gemm_rvv_status run(const uint16_t *x, size_t m, size_t ldx,
 
     struct call c = {w, kernel, {NULL, m, w->packed, w->panel_width, w->plain, w->ldw, bias,
                                  y, ldy, y_type == GEMM_RVV_BF16},
-                     x, ldx, 0, NULL};
+                     0, NULL};
     size_t panel_width = w->packed ? w->panel_width : gr_panel_width();
-    if (!kernel)
-        return run_columns(&c, panel_width);
 
-    size_t block = kernel->bucket < m ? kernel->bucket : m;
-    float *x_f = malloc(w->k * kernel->bucket * sizeof *x_f);
+    /* Rows go in blocks: a kernel's bucket (its activations are k-major, bucket floats per k),
+     * or FALLBACK_BLOCK_ROWS rows for the fallback. Each block is widened once and its columns
+     * split over the threads. */
+    size_t block = kernel ? kernel->bucket : FALLBACK_BLOCK_ROWS;
+    size_t floats;
+    if (__builtin_mul_overflow(w->k, kernel || m > block ? block : m, &floats) ||
+        floats > SIZE_MAX / sizeof(float))
+        return GEMM_RVV_ERR_OVERFLOW;
+    float *x_f = malloc(floats * sizeof *x_f);
     if (!x_f)
         return GEMM_RVV_ERR_NOMEM;
     gemm_rvv_status s = GEMM_RVV_OK;
     for (size_t row = 0; row < m && s == GEMM_RVV_OK; row += block) {
         size_t rows = m - row < block ? m - row : block;
-        gr_widen_activations(x + row * ldx, rows, ldx, w->k, kernel->bucket, x_f);
+        if (kernel)
+            gr_widen_activations(x + row * ldx, rows, ldx, w->k, block, x_f);
+        else
+            gr_widen_rows(x + row * ldx, rows, ldx, w->k, x_f);
         c.args.x = x_f;
         c.args.m = rows;
         c.args.y = y_type == GEMM_RVV_BF16 ? (void *)((uint16_t *)y + row * ldy)

@@ -10,12 +10,15 @@
 # Usage: tools/setup-deps.sh host            host packages to build and test on a riscv64 board
 #        tools/setup-deps.sh qemu            the same + QEMU user mode (your own cross compiler)
 #        tools/setup-deps.sh toolchain DIR   the same + GCC 15 and riscv64 cmocka into DIR
+#        tools/setup-deps.sh bench DIR       gnuplot, bc, and QEMU's plugin header (from Debian's
+#                                            qemu source package) into DIR/qemu-plugin
 # On a machine without dpkg/apt nothing is installed: the packages are named instead.
 set -euo pipefail
 
 HOST_PACKAGES=(libyaml-dev libcmocka-dev pkg-config make gcc)
 QEMU_PACKAGES=(qemu-user clang-19)
 TOOLCHAIN_PACKAGES=(patchelf binutils)
+BENCH_PACKAGES=(gnuplot-nox bc)
 
 GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-linux-gnu-base
   libgcc-15-dev-riscv64-cross binutils-riscv64-linux-gnu binutils-common libbinutils libctf0
@@ -126,6 +129,23 @@ install_toolchain() {
   say "toolchain ready: $prefix/usr/bin/riscv64-linux-gnu-gcc-15"
 }
 
+# QEMU's TCG plugin API header (version 1, as Debian 12's QEMU 7.2 speaks it) is in no binary
+# package: take it from the source package of the QEMU that runs the plugin.
+install_plugin_header() {
+  local top=$1 dest="$1/qemu-plugin/include"
+  [ -f "$dest/qemu-plugin.h" ] && return 0
+  local work="$top/apt-src.tmp"
+  rm -rf "$work"; mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/src"
+  echo "deb-src http://deb.debian.org/debian bookworm main" > "$work/sources.list"
+  say "fetching QEMU's plugin header from Debian's qemu source package (one time)"
+  private_apt "$work" update >/dev/null
+  (cd "$work/src" && private_apt "$work" source --download-only qemu >/dev/null)
+  mkdir -p "$dest"
+  tar -xJf "$work"/src/qemu_*.orig.tar.xz -C "$work/src" --wildcards '*/include/qemu/qemu-plugin.h'
+  cp "$work"/src/qemu-*/include/qemu/qemu-plugin.h "$dest/"
+  rm -rf "$work"
+}
+
 case "${1:-}" in
   host) install_packages "${HOST_PACKAGES[@]}" ;;
   qemu) install_packages "${HOST_PACKAGES[@]}" "${QEMU_PACKAGES[@]}" ;;
@@ -134,5 +154,10 @@ case "${1:-}" in
     install_packages "${HOST_PACKAGES[@]}" "${QEMU_PACKAGES[@]}" "${TOOLCHAIN_PACKAGES[@]}"
     install_toolchain "$2"
     ;;
-  *) die "usage: $0 host | qemu | toolchain DIR" ;;
+  bench)
+    [ $# -eq 2 ] || die "usage: $0 bench DIR"
+    install_packages "${BENCH_PACKAGES[@]}" "${QEMU_PACKAGES[@]}"
+    install_plugin_header "$2"
+    ;;
+  *) die "usage: $0 host | qemu | toolchain DIR | bench DIR" ;;
 esac

@@ -38,11 +38,12 @@ struct variant {
 };
 static const struct variant variants[] = {{0, 0}, {1, 1}, {0, 1}, {1, 0}};
 
-/* One problem: inputs, packed weights, widened activations. Strides are wider than the rows
- * (and ldw odd) so that a kernel that ignores a stride fails. */
+/* One problem: inputs, packed weights, widened activations. Strides are wider than the rows,
+ * so that a kernel that ignores a stride fails. W's rows start on 4-byte boundaries or not
+ * (ldw and the start vary): plain kernels read aligned rows two weights at a time. */
 struct problem {
     size_t m, n, k, ldx, ldw, ldy, bucket;
-    uint16_t *x, *w;
+    uint16_t *x, *w, *w_alloc;
     uint32_t *packed;
     size_t panel_width;
     float *x_f, *bias, *col;
@@ -55,19 +56,21 @@ static struct problem problem_make(const struct gr_kernel_entry *e, size_t m, st
     p.m = m;
     p.n = e->n;
     p.k = e->k;
+    uint64_t layout = rng_next(r);
     p.ldx = p.k + 3;
-    p.ldw = p.k + 1;
+    p.ldw = p.k + 1 + (layout & 1);
     p.ldy = p.n + 2;
     p.bucket = e->bucket;
     p.panel_width = gr_panel_width();
     p.x = calloc(m * p.ldx, sizeof *p.x);
-    p.w = calloc(p.n * p.ldw, sizeof *p.w);
+    p.w_alloc = calloc(p.n * p.ldw + 1, sizeof *p.w);
+    p.w = p.w_alloc + (layout >> 1 & 1);
     p.packed = calloc(gr_packed_words(p.n, p.k, p.panel_width), sizeof *p.packed);
     p.x_f = calloc(p.k * p.bucket, sizeof *p.x_f);
     p.bias = calloc(p.n, sizeof *p.bias);
     p.col = calloc(p.k, sizeof *p.col);
     assert_non_null(p.x);
-    assert_non_null(p.w);
+    assert_non_null(p.w_alloc);
     assert_non_null(p.packed);
     assert_non_null(p.x_f);
     assert_non_null(p.bias);
@@ -86,7 +89,7 @@ static struct problem problem_make(const struct gr_kernel_entry *e, size_t m, st
 static void problem_free(struct problem *p)
 {
     free(p->x);
-    free(p->w);
+    free(p->w_alloc);
     free(p->packed);
     free(p->x_f);
     free(p->bias);
@@ -129,8 +132,12 @@ static void run_kernel(const struct problem *p, gr_kernel_fn fn, int packed, str
 static void run_fallback(const struct problem *p, struct variant v, void *y)
 {
     struct gr_weight_view view = {NULL, 0, p->w, p->ldw, p->n, p->k};
-    gr_fallback(p->x, p->m, p->ldx, &view, v.bias ? p->bias : NULL, y, p->ldy, v.y_bf16, 0,
-                p->n, p->col);
+    float *rows = malloc(p->m * p->k * sizeof *rows);
+    assert_non_null(rows);
+    gr_widen_rows(p->x, p->m, p->ldx, p->k, rows);
+    gr_fallback(rows, p->m, &view, v.bias ? p->bias : NULL, y, p->ldy, v.y_bf16, 0, p->n,
+                p->col);
+    free(rows);
 }
 
 /* Every element of got equals expected, bit for bit, sentinels included. */

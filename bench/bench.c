@@ -1,0 +1,90 @@
+/* Runs one path of one shape once, for the instruction-counting plugin to measure:
+ *   bench PATH M N K [COLUMNS]
+ * PATH: kernel-packed, kernel-plain (the generated kernel on packed or [N, K] weights),
+ * fallback (the scalar fallback), plain-c (GCC's autovectorized triple loop). COLUMNS, when
+ * given, limits the run to the first COLUMNS output columns (slow paths on big shapes: every
+ * column costs the same). Prints the multiply-accumulates measured. Single-threaded: the
+ * kernels are called directly, as the runtime's workers call them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "activations.h"
+#include "cpu.h"
+#include "fallback.h"
+#include "kernel.h"
+#include "pack.h"
+#include "registry_lookup.h"
+
+void plain_c_linear_zvl256(const uint16_t *x, const uint16_t *w, float *y, int m, int n, int k);
+void plain_c_linear_zvl128(const uint16_t *x, const uint16_t *w, float *y, int m, int n, int k);
+
+static uint16_t *data(size_t count, uint32_t seed)
+{
+    uint16_t *v = malloc(count * sizeof *v);
+    if (!v)
+        exit(1);
+    for (size_t i = 0; i < count; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        v[i] = (uint16_t)(0x3c00 + (seed >> 20) % 0x600); /* |v| in [2^-7, 8) */
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: bench PATH M N K [COLUMNS]\n");
+        return 2;
+    }
+    const char *path = argv[1];
+    size_t m = strtoul(argv[2], NULL, 10), n = strtoul(argv[3], NULL, 10);
+    size_t k = strtoul(argv[4], NULL, 10);
+    size_t cols = argc > 5 ? strtoul(argv[5], NULL, 10) : n;
+    if (cols > n)
+        cols = n;
+    uint16_t *x = data(m * k, 1), *w = data(n * k, 2);
+    float *y = calloc(m * n, sizeof *y);
+    if (!y)
+        return 1;
+
+    if (strncmp(path, "kernel-", 7) == 0) {
+        struct gr_shape_kernels ks;
+        gr_find_kernels(n, k, &ks);
+        const struct gr_kernel_entry *e = gr_pick_kernel(&ks, m);
+        if (!e) {
+            fprintf(stderr, "bench: no kernel for M=%zu N=%zu K=%zu in this build\n", m, n, k);
+            return 1;
+        }
+        size_t pw = gr_panel_width();
+        uint32_t *packed = malloc(gr_packed_words(n, k, pw) * sizeof *packed);
+        float *x_f = malloc(k * e->bucket * sizeof *x_f);
+        if (!packed || !x_f)
+            return 1;
+        gr_pack(w, n, k, k, pw, packed);
+        gr_widen_activations(x, m, k, k, e->bucket, x_f);
+        int is_packed = strcmp(path, "kernel-packed") == 0;
+        struct gr_kernel_args a = {x_f, m, is_packed ? packed : NULL, pw, is_packed ? NULL : w,
+                                   k, NULL, y, n, 0};
+        (is_packed ? e->packed : e->plain)(&a, 0, cols);
+        printf("kernel=%s\n", e->name);
+    } else if (strcmp(path, "fallback") == 0) {
+        struct gr_weight_view view = {NULL, 0, w, k, n, k};
+        float *col = malloc(k * sizeof *col), *rows = malloc(m * k * sizeof *rows);
+        if (!col || !rows)
+            return 1;
+        gr_widen_rows(x, m, k, k, rows);
+        gr_fallback(rows, m, &view, NULL, y, n, 0, 0, cols, col);
+    } else if (strcmp(path, "plain-c") == 0) {
+        /* The loop writes y with row stride cols: it runs on the first cols rows of W. */
+        if (gr_panel_width() * 4 >= 256)
+            plain_c_linear_zvl256(x, w, y, (int)m, (int)cols, (int)k);
+        else
+            plain_c_linear_zvl128(x, w, y, (int)m, (int)cols, (int)k);
+    } else {
+        fprintf(stderr, "bench: unknown path %s\n", path);
+        return 2;
+    }
+    printf("macs=%zu\n", m * cols * k);
+    return 0;
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Turns bench/results.csv and the build times into bench/results.md and bench/vwork_per_mac.png.
+#   bench/report.sh BUILD_TIMES_CSV
+set -euo pipefail
+csv=bench/results.csv times=$1 md=bench/results.md png=bench/vwork_per_mac.png
+
+# value SHAPE VLEN PATH COLUMN -> one number from the CSV (COLUMN 6 insns, 8 vwork)
+value() {
+  awk -F, -v s="$1" -v v="$2" -v p="$3" -v c="$4" \
+    '$1","$2","$3 == s && $4 == v && $5 == p { print $c }' "$csv"
+}
+
+SHAPES=$(awk -F, 'NR > 1 && $4 == 256 && $5 == "kernel-packed" { print $1","$2","$3 }' "$csv")
+PATHS="kernel-packed kernel-plain fallback plain-c"
+
+{
+  echo "# gemm_rvv benchmark: counted instructions per multiply-accumulate"
+  echo
+  echo "Made by \`make bench\`: each path runs once under \`qemu-riscv64\` with the project's TCG"
+  echo "plugin (\`bench/insn_count.c\`), counting inside the measured functions only. *insns*:"
+  echo "executed instructions; *vwork*: the LMUL in effect of every vector instruction but"
+  echo "vset*, doubled for widening ones. Both per MAC (M*N*K). Big runs cover the first columns"
+  echo "only, in whole groups of 256 (2^26 MACs for fallback and plain C, 2^28 for kernels): every"
+  echo "column costs the same. Plain C is GCC 15,"
+  echo "\`-O3 -ffast-math -march=rv64gcv_zvl256b\` (\`rv64gcv\` at VLEN 128)."
+  for vlen in 256 128; do
+    echo
+    echo "## VLEN $vlen: instructions / vector work per MAC"
+    echo
+    echo "| M | N | K | kernel, packed | kernel, plain [N,K] | scalar fallback | plain C |"
+    echo "|---|---|---|---|---|---|---|"
+    for s in $SHAPES; do
+      row="| ${s//,/ | } |"
+      for p in $PATHS; do row="$row $(value "$s" $vlen $p 6) / $(value "$s" $vlen $p 8) |"; done
+      echo "$row"
+    done
+  done
+  echo
+  echo "## Targets (VLEN 256, packed weights unless said)"
+  echo
+  echo "| check | measured | target | met |"
+  echo "|---|---|---|---|"
+  check() { # LABEL MEASURED TARGET
+    echo "| $1 | $2 | <= $3 | $(awk -v a="$2" -v b="$3" 'BEGIN { print (a <= b + 1e-9) ? "yes" : "**no**" }') |"
+  }
+  for t in "1,4096,4096 0.32 0.065" "4,4096,4096 0.19 0.10" "16,4096,4096 0.155 0.12" \
+           "128,4096,4096 0.140 0.14"; do
+    read -r s tv ti <<< "$t"
+    check "M=${s%%,*} vector work/MAC" "$(value "$s" 256 kernel-packed 8)" "$tv"
+    check "M=${s%%,*} instructions/MAC" "$(value "$s" 256 kernel-packed 6)" "$ti"
+  done
+  for s in $SHAPES; do
+    ratio=$(awk -v a="$(value "$s" 256 kernel-plain 8)" -v b="$(value "$s" 256 kernel-packed 8)" \
+      'BEGIN { printf "%.2f", a / b }')
+    check "plain/packed vector work, ${s//,/ x }" "$ratio" 1.5
+  done
+  for s in $SHAPES; do
+    ratio=$(awk -v a="$(value "$s" 128 kernel-packed 8)" -v b="$(value "$s" 256 kernel-packed 8)" \
+      'BEGIN { printf "%.2f", a / b }')
+    check "VLEN 128 / VLEN 256 vector work, ${s//,/ x }" "$ratio" 2.2
+  done
+  echo
+  echo "## Generator and library build, from nothing (2-core machine)"
+  echo
+  echo "| shapes file | make gen + library, s | kernels |"
+  echo "|---|---|---|"
+  while IFS=, read -r f sec kern; do printf '| %s | %.1f | %s |\n' "$f" "$sec" "$kern"; done < "$times"
+  echo
+  echo "![vector work per MAC]($(basename "$png"))"
+} > "$md"
+
+# The chart: vector work per MAC at VLEN 256, one cluster per shape, one bar per path.
+dat=build/bench/vwork.dat
+{
+  echo "shape $PATHS"
+  for s in $SHAPES; do
+    line="${s//,/x}"
+    for p in $PATHS; do line="$line $(value "$s" 256 $p 8)"; done
+    echo "$line"
+  done
+} > "$dat"
+gnuplot <<GP
+set terminal png size 1000,520
+set output "$png"
+set title "Vector work per multiply-accumulate at VLEN 256 (lower is better)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel "vector work / MAC"
+set xlabel "M x N x K"
+set key outside right top
+set grid ytics
+set yrange [0:*]
+plot for [i=2:5] "$dat" using i:xtic(1) title columnheader(i)
+GP
+echo "bench: wrote $md and $png"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Measures executed instructions and vector work per multiply-accumulate with the QEMU plugin,
+# for every shape x path x VLEN, and writes bench/results.csv, bench/results.md and
+# bench/vwork_per_mac.png. Called by `make bench` with the built pieces:
+#   bench/run.sh QEMU_PLUGIN BENCH_PROGRAM
+set -euo pipefail
+plugin=$1 program=$2
+out_dir=bench
+work=build/bench/runs
+mkdir -p "$work"
+rm -f "$work"/*.row
+
+SHAPES=("1 4096 4096" "1 11008 4096" "1 4096 11008" "1 32000 4096"
+        "4 4096 4096" "16 4096 4096" "128 4096 4096")
+PATHS=(kernel-packed kernel-plain fallback plain-c)
+VLENS=(256 128)
+
+# The functions each path is measured in (symbol prefixes).
+symbols() {
+  case $1 in
+    kernel-*) echo "sym=gr_bf16_,sym=packed_,sym=plain_,sym=store_row,sym=strip_vl" ;;
+    fallback) echo "sym=gr_fallback,sym=widen_column" ;;
+    plain-c)  echo "sym=plain_c_linear,sym=widen" ;;
+  esac
+}
+
+# One measurement: writes "M,N,K,vlen,path,insns/mac,scalar/mac,vwork/mac" to a .row file.
+measure() {
+  local m=$1 n=$2 k=$3 vlen=$4 path=$5 cols=$2 tag
+  tag="$m-$n-$k-$vlen-$path"
+  # Every column costs the same (N is a multiple of every strip width here), so big runs
+  # measure a whole number of 256-column groups: about 2^26 MACs for the scalar paths, 2^28
+  # for the kernels.
+  local budget=28
+  [ "$path" = fallback ] || [ "$path" = plain-c ] && budget=26
+  if [ $(( m * n * k )) -gt $(( 1 << budget )) ]; then
+    cols=$(( (1 << budget) / (m * k) / 256 * 256 ))
+    [ "$cols" -lt 256 ] && cols=256
+  fi
+  qemu-riscv64 -cpu "rv64,v=true,vext_spec=v1.0,vlen=$vlen" \
+    -plugin "$plugin,$(symbols "$path"),out=$work/$tag.count" \
+    "$program" "$path" "$m" "$n" "$k" "$cols" > "$work/$tag.out"
+  local macs counts
+  macs=$(sed -n 's/^macs=//p' "$work/$tag.out")
+  counts=$(cat "$work/$tag.count")
+  awk -v m="$m" -v n="$n" -v k="$k" -v vlen="$vlen" -v path="$path" -v macs="$macs" \
+      -v counts="$counts" 'BEGIN {
+        split(counts, f, /[ =]/)   # insns=A scalar=B vwork_eighths=C unknown_vsetvl=D
+        if (f[8] != 0) { print "unknown vsetvl in " path > "/dev/stderr"; exit 1 }
+        printf "%d,%d,%d,%d,%s,%.4f,%.4f,%.4f\n", m, n, k, vlen, path,
+               f[2] / macs, f[4] / macs, f[6] / 8 / macs }' > "$work/$tag.row"
+}
+export -f measure symbols
+export plugin program work
+
+for vlen in "${VLENS[@]}"; do
+  for shape in "${SHAPES[@]}"; do
+    for path in "${PATHS[@]}"; do echo "$shape $vlen $path"; done
+  done
+done | xargs -P "${JOBS:-2}" -L 1 bash -c 'measure "$@"' _
+
+csv=$out_dir/results.csv
+echo "M,N,K,vlen,path,insns_per_mac,scalar_per_mac,vwork_per_mac" > "$csv"
+for vlen in "${VLENS[@]}"; do
+  for shape in "${SHAPES[@]}"; do
+    read -r m n k <<< "$shape"
+    for path in "${PATHS[@]}"; do cat "$work/$m-$n-$k-$vlen-$path.row"; done
+  done
+done >> "$csv"
+echo "bench: wrote $csv ($(($(wc -l < "$csv") - 1)) rows)"
