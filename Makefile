@@ -25,7 +25,10 @@ ifneq ($(CROSS),)
   TARGET_CC    ?= $(CROSS)gcc
   TARGET_AR    ?= $(CROSS)ar
   OBJDUMP      ?= $(CROSS)objdump
-  QEMU_SYSROOT ?= $(shell $(TARGET_CC) -print-sysroot 2>/dev/null)
+  # Where the target's dynamic loader lives: QEMU's -L prefix (-print-sysroot says "/" for
+  # Debian's cross compilers, whose target libraries are in /usr/riscv64-linux-gnu).
+  QEMU_SYSROOT ?= $(patsubst %/lib/ld-linux-riscv64-lp64d.so.1,%,$(shell \
+                    $(TARGET_CC) -print-file-name=ld-linux-riscv64-lp64d.so.1 2>/dev/null))
   DEPS_MODE    := qemu
 else ifeq ($(shell uname -m),riscv64)
   TARGET_CC    ?= gcc
