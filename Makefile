@@ -108,7 +108,7 @@ lib: $(GEN_DIR)/manifest.json $(BUILD)/probe.ok
 # Host: the generator's parts, linked into cmocka programs.
 $(BUILD)/host/tests/%: tests/host/%.c $(patsubst gen/%.c,$(BUILD)/host/obj/%.o,$(GEN_LIB_SRCS)) $(GEN_BIN)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_CPPFLAGS) -DGEN_BIN='"$(CURDIR)/$(GEN_BIN)"' \
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_CPPFLAGS) -DGEN_BIN='"$(abspath $(GEN_BIN))"' \
 	  -DTESTS_DIR='"$(CURDIR)/tests"' $< $(filter %.o,$^) -lyaml -lcmocka -o $@
 
 test-host: $(HOST_TESTS)
@@ -162,7 +162,7 @@ install: lib
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gemm_rvv.pc
 
 # The example is built the way a user builds against an installed copy: pkg-config only.
-EXAMPLE_PREFIX := $(CURDIR)/$(BUILD)/example-install
+EXAMPLE_PREFIX := $(abspath $(BUILD))/example-install
 $(BUILD)/example/linear: examples/linear.c lib
 	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) > /dev/null
 	@mkdir -p $(@D)
@@ -201,9 +201,9 @@ $(BUILD)/bench/bench: bench/bench.c $(BENCH_LIB) $(BUILD)/bench/plain_c_zvl256.o
 	  -lpthread -lm -o $@
 
 bench: $(PLUGIN) $(BUILD)/bench/bench
-	bench/run.sh $(PLUGIN) $(BUILD)/bench/bench
-	bench/build-times.sh shapes.yaml models/llama.yaml > $(BUILD)/bench/build-times.csv
-	bench/report.sh $(BUILD)/bench/build-times.csv
+	BUILD=$(BUILD) bench/run.sh $(PLUGIN) $(BUILD)/bench/bench
+	BUILD=$(BUILD) bench/build-times.sh shapes.yaml models/llama.yaml > $(BUILD)/bench/build-times.csv
+	BUILD=$(BUILD) bench/report.sh $(BUILD)/bench/build-times.csv
 
 clean:
 	rm -rf $(BUILD)

@@ -4,7 +4,7 @@
 #   bench/build-times.sh SHAPES...
 set -euo pipefail
 for shapes in "$@"; do
-  dir=build/bench/build-$(basename "$shapes" .yaml)
+  dir=${BUILD:-build}/bench/build-$(basename "$shapes" .yaml)
   rm -rf "$dir"
   start=$(date +%s.%N)
   make --no-print-directory -s lib SHAPES="$shapes" BUILD="$dir" > /dev/null

@@ -70,7 +70,7 @@ PATHS="kernel-packed kernel-plain fallback plain-c"
 } > "$md"
 
 # The chart: vector work per MAC at VLEN 256, one cluster per shape, one bar per path.
-dat=build/bench/vwork.dat
+dat=${BUILD:-build}/bench/vwork.dat
 {
   echo "shape $PATHS"
   for s in $SHAPES; do

@@ -6,7 +6,7 @@
 set -euo pipefail
 plugin=$1 program=$2
 out_dir=bench
-work=build/bench/runs
+work=${BUILD:-build}/bench/runs
 mkdir -p "$work"
 rm -f "$work"/*.row
 
