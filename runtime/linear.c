@@ -27,6 +27,9 @@ struct gemm_rvv_weight {
     pthread_rwlock_t lock;
     /* The registry rows of this (N, K), found once at create: calls do no search. */
     struct gr_shape_kernels kernels;
+    /* The counter rows of this (N, K), one per M bucket (1, 2, 4, ... 2^31), found on first
+     * use: steady-state calls do not search the counter table either. */
+    _Atomic(struct gr_counter *) counters[32];
 };
 
 /* ---- settings ----------------------------------------------------------------------------- */
@@ -143,9 +146,26 @@ static gemm_rvv_status run_columns(struct call *c, size_t panel_width)
     return GEMM_RVV_OK;
 }
 
+/* The counter row of a call; cache is the weight object's, or NULL for plain weights. */
+static struct gr_counter *counter_of(_Atomic(struct gr_counter *) *cache, size_t n, size_t k,
+                                     size_t m)
+{
+    uint32_t bucket = gr_count_bucket(m);
+    if (!cache)
+        return gr_counter_for(n, k, bucket);
+    _Atomic(struct gr_counter *) *slot = &cache[__builtin_ctz(bucket)];
+    struct gr_counter *c = atomic_load(slot);
+    if (!c) {
+        c = gr_counter_for(n, k, bucket);
+        atomic_store(slot, c);
+    }
+    return c;
+}
+
 static gemm_rvv_status run(const uint16_t *x, size_t m, size_t ldx,
                            const struct gr_weight_view *w, const struct gr_shape_kernels *ks,
-                           const float *bias, void *y, size_t ldy, gemm_rvv_type y_type)
+                           _Atomic(struct gr_counter *) *counter_cache, const float *bias,
+                           void *y, size_t ldy, gemm_rvv_type y_type)
 {
     const struct gr_kernel_entry *kernel = NULL;
     if (ks->count > 0 && gemm_rvv_kernels_active()) {
@@ -153,7 +173,7 @@ static gemm_rvv_status run(const uint16_t *x, size_t m, size_t ldx,
         if (!kernel && ks->entry[ks->count - 1]->bucket > 1)
             kernel = ks->entry[ks->count - 1]; /* M above every bucket: blocks of rows */
     }
-    struct gr_counter *counter = gr_counter_for(w->n, w->k, gr_count_bucket(m));
+    struct gr_counter *counter = counter_of(counter_cache, w->n, w->k, m);
     if (counter)
         atomic_fetch_add(kernel ? &counter->kernel_calls : &counter->fallback_calls, 1);
 
@@ -217,6 +237,8 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
     obj->packed = packed;
     gr_pack(w, obj->n, obj->k, (size_t)ldw, pw, packed);
     gr_find_kernels(obj->n, obj->k, &obj->kernels);
+    for (size_t i = 0; i < sizeof obj->counters / sizeof obj->counters[0]; i++)
+        atomic_init(&obj->counters[i], NULL);
     *out = obj;
     return GEMM_RVV_OK;
 }
@@ -258,7 +280,8 @@ gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
                                   weight->k};
     pthread_rwlock_t *lock = (pthread_rwlock_t *)&weight->lock;
     pthread_rwlock_rdlock(lock);
-    s = run(x, (size_t)m, (size_t)ldx, &view, &weight->kernels, bias, y, (size_t)ldy, y_type);
+    s = run(x, (size_t)m, (size_t)ldx, &view, &weight->kernels,
+            ((gemm_rvv_weight *)weight)->counters, bias, y, (size_t)ldy, y_type);
     pthread_rwlock_unlock(lock);
     return s;
 }
@@ -278,5 +301,5 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
     struct gr_shape_kernels kernels;
     gr_find_kernels((uint64_t)n, (uint64_t)k, &kernels);
     struct gr_weight_view view = {NULL, 0, w, (size_t)ldw, (size_t)n, (size_t)k};
-    return run(x, (size_t)m, (size_t)ldx, &view, &kernels, bias, y, (size_t)ldy, y_type);
+    return run(x, (size_t)m, (size_t)ldx, &view, &kernels, NULL, bias, y, (size_t)ldy, y_type);
 }
