@@ -70,7 +70,8 @@ int main(int argc, char **argv)
         printf("kernel=%s\n", e->name);
     } else if (strcmp(path, "fallback") == 0) {
         struct gr_weight_view view = {NULL, 0, w, k, n, k};
-        float *col = malloc(k * sizeof *col), *rows = malloc(m * k * sizeof *rows);
+        float *col = malloc(GR_FALLBACK_COLS * k * sizeof *col);
+        float *rows = malloc(m * k * sizeof *rows);
         if (!col || !rows)
             return 1;
         gr_widen_rows(x, m, k, k, rows);

@@ -14,9 +14,13 @@ struct gr_weight_view {
     size_t n, k;
 };
 
+/* Columns of W the fallback widens and sums at a time: four independent sums share each load
+ * of X and keep the FPU busy. */
+#define GR_FALLBACK_COLS 4
+
 /* Y = X W^T (+ bias) for m rows and the columns [col_begin, col_end), summing in increasing k
  * from the first product, as the kernels do. x_f holds the m rows of X widened to FP32, row
- * after row (gr_widen_rows); col_buf holds k floats (one widened column of W). */
+ * after row (gr_widen_rows); col_buf holds GR_FALLBACK_COLS * k floats (widened columns). */
 void gr_fallback(const float *x_f, size_t m, const struct gr_weight_view *w, const float *bias,
                  void *y, size_t ldy, int y_bf16, size_t col_begin, size_t col_end,
                  float *col_buf);

@@ -108,7 +108,7 @@ struct call {
     const struct gr_kernel_entry *kernel; /* NULL: the fallback */
     struct gr_kernel_args args;           /* x is the widened block of rows, for both paths */
     size_t piece_cols;                    /* columns per piece, a multiple of panel_width */
-    float *col_bufs;                      /* the fallback's: K floats per piece */
+    float *col_bufs;                      /* the fallback's: GR_FALLBACK_COLS * K per piece */
 };
 
 static void run_piece(void *ctx, size_t i)
@@ -120,7 +120,7 @@ static void run_piece(void *ctx, size_t i)
         (c->w->packed ? c->kernel->packed : c->kernel->plain)(&c->args, begin, end);
     else
         gr_fallback(c->args.x, c->args.m, c->w, c->args.bias, c->args.y, c->args.ldy,
-                    c->args.y_bf16, begin, end, c->col_bufs + i * c->w->k);
+                    c->args.y_bf16, begin, end, c->col_bufs + i * GR_FALLBACK_COLS * c->w->k);
 }
 
 /* Splits the columns into pieces of whole panels, about two per thread (so a slow thread
@@ -137,7 +137,7 @@ static gemm_rvv_status run_columns(struct call *c, size_t panel_width)
     pieces = panels / panels_per_piece + (panels % panels_per_piece != 0);
     c->col_bufs = NULL;
     if (!c->kernel) {
-        c->col_bufs = malloc(pieces * c->w->k * sizeof *c->col_bufs);
+        c->col_bufs = malloc(pieces * GR_FALLBACK_COLS * c->w->k * sizeof *c->col_bufs);
         if (!c->col_bufs)
             return GEMM_RVV_ERR_NOMEM;
     }

@@ -68,7 +68,7 @@ static struct problem problem_make(const struct gr_kernel_entry *e, size_t m, st
     p.packed = calloc(gr_packed_words(p.n, p.k, p.panel_width), sizeof *p.packed);
     p.x_f = calloc(p.k * p.bucket, sizeof *p.x_f);
     p.bias = calloc(p.n, sizeof *p.bias);
-    p.col = calloc(p.k, sizeof *p.col);
+    p.col = calloc(GR_FALLBACK_COLS * p.k, sizeof *p.col);
     assert_non_null(p.x);
     assert_non_null(p.w_alloc);
     assert_non_null(p.packed);
