@@ -127,11 +127,13 @@ static void kernel_vars(struct template_vars *v, const struct kernel_spec *k, ch
     tvars_number(v, "FIRST_ODD", k->k >= 2);
     tvars_number(v, "MORE_PAIRS", k->k / 2 > 1);
     tvars_number(v, "LAST_ODD", k->k % 2 == 1 && k->k > 1);
-    /* GEMV: after the first pair, MAIN_STEPS loop turns of UNROLL pairs, then TAIL_PAIRS. */
+    /* GEMV: after the first pair, MAIN_STEPS loop turns of UNROLL pairs, then TAIL_PAIRS. A
+     * loop that would turn once is written out instead. */
     uint64_t rest = k->k / 2 > 0 ? k->k / 2 - 1 : 0;
+    uint64_t steps = rest / GEMV_UNROLL >= 2 ? rest / GEMV_UNROLL : 0;
     tvars_number(v, "UNROLL", GEMV_UNROLL);
-    tvars_number(v, "MAIN_STEPS", (long long)(rest / GEMV_UNROLL));
-    tvars_number(v, "TAIL_PAIRS", (long long)(rest % GEMV_UNROLL));
+    tvars_number(v, "MAIN_STEPS", (long long)steps);
+    tvars_number(v, "TAIL_PAIRS", (long long)(rest - steps * GEMV_UNROLL));
 }
 
 static int kernel_file(struct text *out, char *const *templates, const struct kernel_spec *k,
