@@ -1,6 +1,7 @@
 /* gemm-rvv-gen: reads a shapes file, decides kernel or fallback for every (layer, M), and
  * writes the kernels' C sources with their registry and manifest. */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +43,15 @@ static void usage(FILE *out)
         GATE_DEFAULT_MIN_MNK);
 }
 
-static int usage_error(const char *fmt, const char *a, const char *b)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
 {
+    va_list ap;
     fprintf(stderr, "gemm-rvv-gen: error: ");
-    fprintf(stderr, fmt, a, b);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\nTry 'gemm-rvv-gen --help'.\n");
     return EXIT_USAGE;
 }
@@ -119,18 +125,18 @@ int main(int argc, char **argv)
         case OPT_BUCKETS:
             if (parse_buckets(optarg, &cli_buckets) != 0)
                 return usage_error("--buckets needs increasing whole numbers >= 2 separated by "
-                                   "commas, got \"%s\"%s", optarg, "");
+                                   "commas, got \"%s\"", optarg);
             cli_buckets_set = 1;
             break;
         case 'h': usage(stdout); return EXIT_OK;
         case 'V': printf("gemm-rvv-gen %s\n", GEMM_RVV_VERSION_STRING); return EXIT_OK;
-        case ':': return usage_error("option %s needs a value%s", argv[optind - 1], "");
-        default: return usage_error("unknown option %s%s", argv[optind - 1], "");
+        case ':': return usage_error("option %s needs a value", argv[optind - 1]);
+        default: return usage_error("unknown option %s", argv[optind - 1]);
         }
     }
     if (optind != argc - 1)
-        return usage_error(optind == argc ? "no shapes file given%s%s"
-                                          : "one shapes file expected, got more%s%s", "", "");
+        return usage_error("%s", optind == argc ? "no shapes file given"
+                                                : "one shapes file expected, got more");
     const char *path = argv[optind];
 
     struct diag d = {path, stderr, 0};
