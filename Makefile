@@ -132,7 +132,10 @@ $(BUILD)/test/%: tests/target/%.c $(TARGET_SUPPORT) $(wildcard tests/target/*.h)
 	$(TARGET_CC) $(TARGET_CFLAGS) -Werror -D_POSIX_C_SOURCE=200809L -D_ISOC11_SOURCE -Iinclude -Iruntime \
 	  -I$(BUILD)/test/gen -Itests/target \
 	  $< $(TARGET_SUPPORT) \
-	  $(TEST_LIB) -lcmocka -lm -lpthread -o $@
+	  $(TEST_LIB) -lcmocka -lm -lpthread $(TEST_LDFLAGS) -o $@
+
+# The out-of-memory test makes allocations fail: the library's calls go through its wrappers.
+$(BUILD)/test/test_nomem: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 
 # The plans of every shipped shapes file run in the target tests too: one library and one
 # test program per file (tests/target/shipped/test_plans.c), with the real K, tiles and blocks.
@@ -174,7 +177,7 @@ test-clang: $(BUILD)/test/gen/manifest.json
 	  $(wildcard runtime/*.c)
 
 test-target: $(TARGET_TESTS) $(SHIPPED_TESTS) $(BUILD)/example/linear
-	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs NO_V_PROGRAMS="test_runtime test_env_disable linear" \
+	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs NO_V_PROGRAMS="test_runtime test_env_disable test_nomem linear" \
 	  tools/run-target-tests.sh $^
 
 test: lib

@@ -103,6 +103,15 @@ void gemm_rvv_force_fallback(int on);
 /* Nonzero when generated kernels can run here: the core has V and the fallback is not forced. */
 int gemm_rvv_kernels_active(void);
 
+/* Memory: a call takes scratch from a pool the library keeps, and allocates only when the pool
+ * has no block big enough (the first calls of a shape, or more threads); a steady-state call
+ * allocates nothing. Per participating thread a plan's call holds its bucket's partial sums of
+ * one column block, the widened activations of one K block and, for plain weights, one packed
+ * block (the plan file's header comment gives the sizes; tens to hundreds of KiB); the fallback
+ * holds 64 widened rows of X plus 4 columns of W per thread. This frees the pool's idle blocks;
+ * later calls take new ones. */
+void gemm_rvv_release_memory(void);
+
 /* ---- Counters ------------------------------------------------------------------------------
  * How many calls each shape key sent to a kernel and how many to the fallback: the serving
  * question "how often did we miss". Rows are keyed by N, K and M's bucket (1, then powers of
