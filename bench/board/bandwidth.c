@@ -1,0 +1,118 @@
+#include "bandwidth.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine.h"
+
+#if defined(__riscv_vector)
+#include <riscv_vector.h>
+#endif
+
+#define MAX_READERS 256
+
+/* Sums the words so the loads cannot be dropped; LMUL 8 unit-stride loads as in the kernels. */
+static uint64_t read_all(const uint64_t *p, size_t n)
+{
+#if defined(__riscv_vector)
+    size_t vlmax = __riscv_vsetvlmax_e64m8();
+    vuint64m8_t acc = __riscv_vmv_v_x_u64m8(0, vlmax);
+    for (size_t i = 0; i < n;) {
+        size_t vl = __riscv_vsetvl_e64m8(n - i);
+        acc = __riscv_vadd_vv_u64m8_tu(acc, acc, __riscv_vle64_v_u64m8(p + i, vl), vl);
+        i += vl;
+    }
+    vuint64m1_t zero = __riscv_vmv_v_x_u64m1(0, 1);
+    return __riscv_vmv_x_s_u64m1_u64(__riscv_vredsum_vs_u64m8_u64m1(acc, zero, vlmax));
+#else
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += p[i];
+        s1 += p[i + 1];
+        s2 += p[i + 2];
+        s3 += p[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += p[i];
+    return s0 + s1 + s2 + s3;
+#endif
+}
+
+struct reader {
+    const uint64_t *part;
+    size_t words;
+    int cpu; /* -1: not pinned */
+    int passes;
+    pthread_barrier_t *start, *done;
+    uint64_t sink;
+};
+
+/* Each pass: wait for the start, read the part, report done. The main thread times between
+ * the two barriers, so thread start-up is not counted. */
+static void *reader_main(void *arg)
+{
+    struct reader *r = arg;
+    if (r->cpu >= 0)
+        machine_pin_self(r->cpu);
+    for (int p = 0; p < r->passes; p++) {
+        pthread_barrier_wait(r->start);
+        r->sink += read_all(r->part, r->words);
+        pthread_barrier_wait(r->done);
+    }
+    return NULL;
+}
+
+int bandwidth_measure(const struct bandwidth_run *run, struct timing *out)
+{
+    int t = run->threads < 1 ? 1 : run->threads > MAX_READERS ? MAX_READERS : run->threads;
+    size_t words = run->bytes / sizeof(uint64_t);
+    uint64_t *buf = aligned_alloc(4096, (words * sizeof *buf + 4095) / 4096 * 4096);
+    double *samples = malloc((size_t)(run->repeat + 1) * sizeof *samples);
+    struct reader *readers = calloc((size_t)t, sizeof *readers);
+    pthread_t *ids = calloc((size_t)t, sizeof *ids);
+    pthread_barrier_t start, done;
+    int rc = -1;
+    if (!buf || !samples || !readers || !ids) {
+        fprintf(stderr, "gemm-rvv-bench: no memory for a %zu MiB bandwidth buffer\n",
+                run->bytes >> 20);
+        goto out;
+    }
+    for (size_t i = 0; i < words; i++) /* touch every page: no page faults while timed */
+        buf[i] = i;
+    pthread_barrier_init(&start, NULL, (unsigned)t + 1);
+    pthread_barrier_init(&done, NULL, (unsigned)t + 1);
+    int passes = run->repeat + 1;
+    for (int i = 0; i < t; i++) {
+        size_t lo = words * (size_t)i / (size_t)t, hi = words * (size_t)(i + 1) / (size_t)t;
+        readers[i] = (struct reader){buf + lo, hi - lo, run->cpus ? run->cpus[i] : -1, passes,
+                                     &start, &done, 0};
+        if (pthread_create(&ids[i], NULL, reader_main, &readers[i]) != 0) {
+            /* The started ones wait at a barrier for all: nothing to unwind but the process. */
+            fprintf(stderr, "gemm-rvv-bench: could not start bandwidth thread %d of %d\n", i + 1,
+                    t);
+            exit(1);
+        }
+    }
+    for (int p = 0; p < passes; p++) {
+        pthread_barrier_wait(&start);
+        double t0 = machine_seconds();
+        pthread_barrier_wait(&done);
+        samples[p] = machine_seconds() - t0;
+    }
+    *out = timing_of(samples + 1, run->repeat); /* the first pass is the warm-up */
+    rc = 0;
+    for (int i = 0; i < t; i++)
+        pthread_join(ids[i], NULL);
+    pthread_barrier_destroy(&start);
+    pthread_barrier_destroy(&done);
+out:
+    free(buf);
+    free(samples);
+    free(readers);
+    free(ids);
+    return rc;
+}
