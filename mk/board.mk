@@ -6,7 +6,7 @@
 BOARD_BENCH    := $(BUILD)/board/gemm-rvv-bench
 BOARD_SRCS     := $(wildcard bench/board/*.c)
 # The generator's shapes-file reader, compiled for the target: --shapes takes the same files.
-BOARD_GEN_SRCS := gen/shapes_yaml.c gen/diag.c gen/gate.c
+BOARD_GEN_SRCS := gen/shapes_yaml.c gen/diag.c gen/gate.c gen/target.c
 BOARD_OBJS     := $(patsubst %.c,$(BUILD)/board/obj/%.o,$(BOARD_SRCS) $(BOARD_GEN_SRCS)) \
                   $(BUILD)/board/obj/default_shapes.o
 BOARD_CPPFLAGS := -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -Iinclude -Igen -Ibench/board
@@ -25,6 +25,11 @@ $(BUILD)/board/default_shapes.c: $(GEN_DIR)/manifest.json
 $(BUILD)/board/obj/%.o: %.c $(wildcard bench/board/*.h gen/*.h include/*.h) $(BUILD)/probe.ok
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) $(BOARD_CPPFLAGS) -c $< -o $@
+
+# The one object with vector code (the bandwidth read, called only on a core with V).
+$(BUILD)/board/obj/bench/board/read_vector.o: bench/board/read_vector.c bench/board/read_vector.h $(BUILD)/probe.ok
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(KERNEL_CFLAGS) $(BOARD_CPPFLAGS) -c $< -o $@
 
 $(BUILD)/board/obj/default_shapes.o: $(BUILD)/board/default_shapes.c $(BUILD)/probe.ok
 	$(TARGET_CC) $(TARGET_CFLAGS) -c $< -o $@

@@ -35,8 +35,7 @@ run_one() {
   if [ "$cfg" = native ]; then
     "$prog" > "$LOG_DIR/$tag.log" 2>&1
   elif [ "$cfg" = v=false ]; then
-    QEMU_LD_PREFIX="${QEMU_SYSROOT:-}" GEMM_RVV_TEST_NO_V=1 qemu-riscv64 -cpu rv64,v=false \
-      "$prog" > "$LOG_DIR/$tag.log" 2>&1
+    GEMM_RVV_TEST_NO_V=1 "$RUN" --cpu v=false "$prog" > "$LOG_DIR/$tag.log" 2>&1
   else
     "$RUN" --cpu "$cfg" "$prog" > "$LOG_DIR/$tag.log" 2>&1
   fi

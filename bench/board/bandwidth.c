@@ -7,27 +7,17 @@
 #include <string.h>
 
 #include "machine.h"
+#include "read_vector.h"
 
-#if defined(__riscv_vector)
-#include <riscv_vector.h>
-#endif
 
 #define MAX_READERS 256
 
-/* Sums the words so the loads cannot be dropped; LMUL 8 unit-stride loads as in the kernels. */
+/* Sums the words so the loads cannot be dropped: with the kernels' vector loads where the core
+ * has V (read_vector.c), else 64-bit scalar loads. */
 static uint64_t read_all(const uint64_t *p, size_t n)
 {
-#if defined(__riscv_vector)
-    size_t vlmax = __riscv_vsetvlmax_e64m8();
-    vuint64m8_t acc = __riscv_vmv_v_x_u64m8(0, vlmax);
-    for (size_t i = 0; i < n;) {
-        size_t vl = __riscv_vsetvl_e64m8(n - i);
-        acc = __riscv_vadd_vv_u64m8_tu(acc, acc, __riscv_vle64_v_u64m8(p + i, vl), vl);
-        i += vl;
-    }
-    vuint64m1_t zero = __riscv_vmv_v_x_u64m1(0, 1);
-    return __riscv_vmv_x_s_u64m1_u64(__riscv_vredsum_vs_u64m8_u64m1(acc, zero, vlmax));
-#else
+    if (machine_has_vector())
+        return read_vector(p, n);
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
@@ -39,7 +29,6 @@ static uint64_t read_all(const uint64_t *p, size_t n)
     for (; i < n; i++)
         s0 += p[i];
     return s0 + s1 + s2 + s3;
-#endif
 }
 
 struct reader {

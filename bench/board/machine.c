@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 
 /* tools/riscv64-run sets GEMM_RVV_EMULATED=1. A plain qemu-riscv64 run is seen by its
@@ -30,6 +31,11 @@ int machine_emulated(const char **why)
     fclose(f);
     *why = riscv ? "" : "/proc/cpuinfo describes no RISC-V hart (QEMU user mode shows the host's)";
     return !riscv;
+}
+
+int machine_has_vector(void)
+{
+    return (getauxval(AT_HWCAP) & (1ul << ('V' - 'A'))) != 0;
 }
 
 /* A sysfs attribute of one cache, or "" when missing. */

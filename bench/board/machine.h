@@ -7,6 +7,9 @@
 /* Nonzero when this runs under an emulator; *why says how that was seen. */
 int machine_emulated(const char **why);
 
+/* Nonzero when the core has the V extension (AT_HWCAP), as the library checks it. */
+int machine_has_vector(void);
+
 /* The largest CPU cache of CPU 0 as sysfs describes it: its size in bytes and level, or 0
  * when sysfs says nothing. */
 size_t machine_largest_cache(int *level);

@@ -48,6 +48,7 @@ static int measure_bandwidth(const struct bench_config *c, gemm_rvv_affinity mod
     wanted[n++] = cpu_count;
     bw->count = 0;
     bw->bytes = bytes;
+    bw->loads = machine_has_vector() ? "vector" : "64-bit scalar";
     for (int i = 0; i < n; i++) {
         int seen = 0;
         for (int j = 0; j < bw->count; j++)

@@ -24,7 +24,7 @@ static double bandwidth_at(const struct bandwidth_table *bw, int threads)
 void report_bandwidth(const struct bandwidth_table *bw)
 {
     int passes = bw->count ? bw->time[0].reps : 0;
-    printf("streaming read bandwidth (vector loads over %zu MiB, median of %d pass%s):\n",
+    printf("streaming read bandwidth (%s loads over %zu MiB, median of %d pass%s):\n", bw->loads,
            bw->bytes >> 20, passes, passes == 1 ? "" : "es");
     printf("  threads     GB/s   spread\n");
     for (int i = 0; i < bw->count; i++)

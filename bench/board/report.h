@@ -15,6 +15,7 @@ struct bandwidth_table {
     double gbs[MAX_THREAD_COUNTS + 2];
     int count;
     size_t bytes;
+    const char *loads; /* how the buffer was read: "vector" or "64-bit scalar" */
 };
 
 void report_bandwidth(const struct bandwidth_table *bw);
