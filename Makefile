@@ -14,6 +14,7 @@ GEN_DIR       := $(BUILD)/gen
 # `make install` after `make gen SHAPES=models/llama.yaml` installs llama's kernels.
 MANIFEST_SOURCE = sed -n 's/^  "source": "\(.*\)",$$/\1/p' $(GEN_DIR)/manifest.json
 LAST_SHAPES   := $(shell $(MANIFEST_SOURCE) 2>/dev/null)
+SHAPES_GIVEN  := $(filter command line environment,$(origin SHAPES))
 SHAPES        ?= $(or $(LAST_SHAPES),shapes.yaml)
 # A bare name is looked for in models/ too (make gen SHAPES=llama.yaml).
 ifeq ($(wildcard $(SHAPES)),)
@@ -23,9 +24,9 @@ ifeq ($(wildcard $(SHAPES)),)
 endif
 TEST_SHAPES   := tests/target/shapes-test.yaml
 TOOLCHAIN_DIR ?= $(CURDIR)/.toolchain
-# The generator options of the last `make gen` when it was for the same file (see LAST_SHAPES).
+# Without SHAPES=, also the generator options of the last `make gen` of that file.
 LAST_GEN_ARGS := $(file <$(BUILD)/gen-args)
-GEN_FLAGS     ?= $(if $(filter $(abspath $(SHAPES)),$(firstword $(LAST_GEN_ARGS))),$(wordlist 2,99,$(LAST_GEN_ARGS)))
+GEN_FLAGS     ?= $(if $(SHAPES_GIVEN),,$(if $(filter $(abspath $(SHAPES)),$(firstword $(LAST_GEN_ARGS))),$(wordlist 2,99,$(LAST_GEN_ARGS))))
 
 HOST_CC       ?= cc
 HOST_CFLAGS   ?= -std=c11 -O2 -g -Wall -Wextra
