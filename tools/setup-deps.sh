@@ -102,7 +102,7 @@ install_toolchain() {
   local want="$prefix ${GCC_PACKAGES[*]} ${RISCV_PACKAGES[*]}"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
   command -v dpkg >/dev/null || die "this script needs Debian's dpkg and apt; set CROSS= to use your own toolchain"
-  say "fetching GCC 15 for riscv64 and cmocka for riscv64 into $top (one time)"
+  say "fetching GCC 15 for riscv64, and cmocka and libyaml for riscv64, into $top (one time)"
   rm -rf "$top.tmp"; mkdir -p "$top.tmp"
   local work="$top.tmp"
 
