@@ -96,6 +96,23 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
 gemm_rvv_status gemm_rvv_set_threads(int count);
 int gemm_rvv_get_threads(void);
 
+/* Where the worker threads run. The calling thread is participant 0 and is never moved (place
+ * it yourself); worker w is participant w + 1. COMPACT puts participant i on the i-th CPU the
+ * process may use (so 4 threads stay in one cluster of a K1, whose CPUs are numbered cluster
+ * by cluster); SPREAD spaces the participants evenly over those CPUs (4 of 8: CPUs 0, 2, 4,
+ * 6); NONE lets the system place them (the default). GEMM_RVV_AFFINITY=compact|spread|none
+ * in the environment sets it from the start. Running calls go on; workers started later by
+ * gemm_rvv_set_threads are pinned the same way. Returns GEMM_RVV_ERR_THREADS for an unknown
+ * mode or when the system refused to pin a worker (it then runs where it was). */
+typedef enum gemm_rvv_affinity {
+    GEMM_RVV_AFFINITY_NONE = 0,
+    GEMM_RVV_AFFINITY_COMPACT = 1,
+    GEMM_RVV_AFFINITY_SPREAD = 2
+} gemm_rvv_affinity;
+
+gemm_rvv_status gemm_rvv_set_affinity(gemm_rvv_affinity mode);
+gemm_rvv_affinity gemm_rvv_get_affinity(void);
+
 /* Forces every call to the scalar fallback (nonzero) or lets kernels serve again (0), for
  * debugging. GEMM_RVV_DISABLE=1 in the environment forces it from the start. */
 void gemm_rvv_force_fallback(int on);

@@ -7,6 +7,7 @@
 #   (-cpu rv64,v=false) with GEMM_RVV_TEST_NO_V=1: the runtime must serve every call with the
 #   fallback there, and every "digest:" line a program prints must be the same in all runs;
 #   NATIVE=1: once, on this riscv64 machine.
+# Under QEMU each run goes through tools/riscv64-run, the command users run programs with.
 # Environment: QEMU_SYSROOT (the target's sysroot, for the dynamic loader and libcmocka),
 # JOBS (parallel runs, default: the number of CPUs), LOG_DIR (default build/test/logs).
 # Usage: tools/run-target-tests.sh PROGRAM...
@@ -25,6 +26,7 @@ else
            "vlen=256,rvv_ta_all_1s=true,rvv_ma_all_1s=true" "v=false")
   command -v qemu-riscv64 >/dev/null || { echo "error: qemu-riscv64 not found (Debian: qemu-user)" >&2; exit 1; }
 fi
+RUN=$(cd "$(dirname "$0")" && pwd)/riscv64-run
 
 # One job: run PROGRAM in CONFIG, keeping its output and exit status.
 run_one() {
@@ -33,16 +35,14 @@ run_one() {
   if [ "$cfg" = native ]; then
     "$prog" > "$LOG_DIR/$tag.log" 2>&1
   elif [ "$cfg" = v=false ]; then
-    QEMU_LD_PREFIX="${QEMU_SYSROOT:-}" GEMM_RVV_TEST_NO_V=1 qemu-riscv64 -cpu rv64,v=false \
-      "$prog" > "$LOG_DIR/$tag.log" 2>&1
+    GEMM_RVV_TEST_NO_V=1 "$RUN" --cpu v=false "$prog" > "$LOG_DIR/$tag.log" 2>&1
   else
-    QEMU_LD_PREFIX="${QEMU_SYSROOT:-}" qemu-riscv64 \
-      -cpu "rv64,v=true,vext_spec=v1.0,$cfg" "$prog" > "$LOG_DIR/$tag.log" 2>&1
+    "$RUN" --cpu "$cfg" "$prog" > "$LOG_DIR/$tag.log" 2>&1
   fi
   echo $? > "$LOG_DIR/$tag.rc"
 }
 export -f run_one
-export LOG_DIR QEMU_SYSROOT
+export LOG_DIR QEMU_SYSROOT RUN
 
 # Whether PROGRAM runs in CONFIG: the no-V configuration only takes NO_V_PROGRAMS.
 runs_in() {

@@ -24,9 +24,12 @@ GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-l
   libgcc-15-dev-riscv64-cross binutils-riscv64-linux-gnu binutils-common libbinutils libctf0
   libsframe3 libjansson4 libc6 libisl23 libmpc3 libmpfr6 libgmp10 libzstd1 zlib1g libstdc++6
   libgcc-s1 libc6-dev-riscv64-cross libc6-riscv64-cross linux-libc-dev-riscv64-cross
-  libgomp1-riscv64-cross libgcc-s1-riscv64-cross)
+  libgomp1-riscv64-cross libgcc-s1-riscv64-cross linux-libc-dev)
+# linux-libc-dev: sid's linux-libc-dev-riscv64-cross is symbolic links into it (<linux/*.h> and
+# <asm/*.h>, which <sched.h> needs under _GNU_SOURCE).
 
-RISCV_PACKAGES=(libcmocka0 libcmocka-dev)
+# libyaml: gemm-rvv-bench reads shapes files on the board (linked statically).
+RISCV_PACKAGES=(libcmocka0 libcmocka-dev libyaml-0-2 libyaml-dev)
 
 say() { printf 'setup-deps: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -94,10 +97,12 @@ patch_programs() {
 install_toolchain() {
   local top=$1
   local prefix="$top/gcc15" stamp="$top/.complete"
-  # The stamp records the absolute prefix the programs were patched for: a moved tree is redone.
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$prefix" ]; then return 0; fi
+  # The stamp records the absolute prefix the programs were patched for and the package lists:
+  # a moved tree, or one made from other packages, is redone.
+  local want="$prefix ${GCC_PACKAGES[*]} ${RISCV_PACKAGES[*]}"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
   command -v dpkg >/dev/null || die "this script needs Debian's dpkg and apt; set CROSS= to use your own toolchain"
-  say "fetching GCC 15 for riscv64 and cmocka for riscv64 into $top (one time)"
+  say "fetching GCC 15 for riscv64, and cmocka and libyaml for riscv64, into $top (one time)"
   rm -rf "$top.tmp"; mkdir -p "$top.tmp"
   local work="$top.tmp"
 
@@ -124,8 +129,10 @@ install_toolchain() {
   for deb in "$work"/apt-riscv64/debs/*.deb; do dpkg -x "$deb" "$rv"; done
   cp -a "$rv"/usr/include/cmocka*.h "$sysroot/include/"
   cp -a "$rv"/usr/lib/riscv64-linux-gnu/libcmocka.so* "$sysroot/lib/"
+  cp -a "$rv"/usr/include/yaml.h "$sysroot/include/"
+  cp -a "$rv"/usr/lib/riscv64-linux-gnu/libyaml.a "$sysroot/lib/"
   rm -rf "$work"
-  echo "$prefix" > "$stamp"
+  echo "$want" > "$stamp"
   say "toolchain ready: $prefix/usr/bin/riscv64-linux-gnu-gcc-15"
 }
 
