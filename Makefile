@@ -212,6 +212,8 @@ test: lib
 # gemm-rvv-bench (bench/board), the tools' queries and the README's commands: mk/board.mk.
 include mk/board.mk
 
+include mk/isa.mk
+
 # ---- install and the example -----------------------------------------------------------------
 PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/^\#define GEMM_RVV_VERSION_STRING "\(.*\)"/\1/p' include/gemm_rvv_version.h)
