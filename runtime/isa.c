@@ -14,12 +14,23 @@
 #include "cpu.h"
 
 /* From Linux's arch/riscv/include/uapi/asm/hwprobe.h and asm/unistd.h. Spelt out here because
- * the cross sysroot's <asm/...> headers cannot be relied on (and <sys/hwprobe.h> falls back to
- * a stale copy without the key when they are missing). riscv_hwprobe itself came with Linux
- * 6.4; the Zvfbfwma bit of IMA_EXT_0 with Linux 6.15: older kernels leave it 0. */
+ * a cross sysroot's <asm/...> headers may be missing or older than the key (and <sys/hwprobe.h>
+ * then falls back to a stale copy without it). riscv_hwprobe itself came with Linux 6.4; the
+ * Zvfbfwma bit of IMA_EXT_0 with Linux 6.15: older kernels leave it 0. Where the headers are
+ * new enough, they must agree. */
 #define GR_NR_RISCV_HWPROBE 258
 #define GR_HWPROBE_KEY_IMA_EXT_0 4
 #define GR_HWPROBE_EXT_ZVFBFWMA (1ull << 54)
+
+#if defined(__riscv) && defined(__linux__) && defined(__has_include)
+#if __has_include(<asm/hwprobe.h>)
+#include <asm/hwprobe.h>
+#endif
+#endif
+#ifdef RISCV_HWPROBE_EXT_ZVFBFWMA
+_Static_assert(RISCV_HWPROBE_KEY_IMA_EXT_0 == GR_HWPROBE_KEY_IMA_EXT_0, "uapi hwprobe key");
+_Static_assert(RISCV_HWPROBE_EXT_ZVFBFWMA == GR_HWPROBE_EXT_ZVFBFWMA, "uapi Zvfbfwma bit");
+#endif
 
 struct gr_hwprobe_pair {
     int64_t key;
