@@ -198,7 +198,7 @@ test-clang: $(BUILD)/test/gen/manifest.json
 	  $(wildcard runtime/*.c)
 
 test-target: $(TARGET_TESTS) $(SHIPPED_TESTS) $(BUILD)/example/linear
-	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs NO_V_PROGRAMS="test_runtime test_env_disable test_nomem test_affinity linear" \
+	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs NO_V_PROGRAMS="test_runtime test_env_disable test_nomem test_affinity linear test_isa" \
 	  tools/run-target-tests.sh $^
 
 test: lib
@@ -211,6 +211,8 @@ test: lib
 
 # gemm-rvv-bench (bench/board), the tools' queries and the README's commands: mk/board.mk.
 include mk/board.mk
+
+include mk/isa.mk
 
 # ---- install and the example -----------------------------------------------------------------
 PREFIX  ?= /usr/local

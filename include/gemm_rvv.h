@@ -30,7 +30,8 @@ typedef enum gemm_rvv_status {
     GEMM_RVV_ERR_OVERFLOW = 4, /* a size or stride product does not fit the address space */
     GEMM_RVV_ERR_TYPE = 5,     /* an output type other than GEMM_RVV_F32 or GEMM_RVV_BF16 */
     GEMM_RVV_ERR_NOMEM = 6,    /* memory could not be allocated */
-    GEMM_RVV_ERR_THREADS = 7   /* a worker thread could not be started */
+    GEMM_RVV_ERR_THREADS = 7,  /* a worker thread could not be started */
+    GEMM_RVV_ERR_ISA = 8       /* GEMM_RVV_ISA asks for a kernel variant this core lacks */
 } gemm_rvv_status;
 
 typedef enum gemm_rvv_type {
@@ -128,6 +129,27 @@ int gemm_rvv_kernels_active(void);
  * holds 64 widened rows of X plus 4 columns of W per thread. This frees the pool's idle blocks;
  * later calls take new ones. */
 void gemm_rvv_release_memory(void);
+
+/* ---- ISA variant ---------------------------------------------------------------------------
+ * Kernels come in variants: "base" (RVV 1.0: BF16 widened with integer instructions, multiplied
+ * in FP32; every core with V, e.g. the SpacemiT K1) and "zvfbfwma" (BF16 multiplied directly by
+ * vfwmaccbf16; cores with Zvfbfwma, e.g. SpacemiT K3, SiFive P870 and X390). Both give the same
+ * bits. The variant is chosen once per process, at the first call into the library: the best one
+ * the core has, found with riscv_hwprobe (Linux >= 6.15 reports Zvfbfwma), else the "isa" line of
+ * /proc/cpuinfo. GEMM_RVV_ISA in the environment forces one, for debugging:
+ *   unset, empty or "auto"  the best one;
+ *   "base"                  the base kernels, also on a core with Zvfbfwma;
+ *   "zvfbfwma"              the Zvfbfwma kernels where the core has them;
+ * anything else, or "zvfbfwma" on a core without it, puts the library in a failed state for the
+ * whole process instead of running instructions the core lacks: gemm_rvv_isa() says "none" and
+ * every weight_create, weight_update and linear call returns GEMM_RVV_ERR_ISA, writing nothing.
+ * A core without V runs the base variant, i.e. the scalar fallback (gemm_rvv_kernels_active). */
+
+/* "base", "zvfbfwma" or "none" (GEMM_RVV_ISA cannot be honoured here). Never NULL. */
+const char *gemm_rvv_isa(void);
+
+/* GEMM_RVV_OK, or GEMM_RVV_ERR_ISA when gemm_rvv_isa() says "none". */
+gemm_rvv_status gemm_rvv_isa_status(void);
 
 /* ---- Counters ------------------------------------------------------------------------------
  * How many calls each shape key sent to a kernel and how many to the fallback: the serving

@@ -12,6 +12,8 @@
 #        tools/setup-deps.sh toolchain DIR   the same + GCC 15 and riscv64 cmocka into DIR
 #        tools/setup-deps.sh bench DIR       gnuplot, bc, and QEMU's plugin header (from Debian's
 #                                            qemu source package) into DIR/qemu-plugin
+#        tools/setup-deps.sh sid-qemu DIR    sid's qemu-user (static, runs Zvfbfwma code) into
+#                                            DIR/sid-qemu; prints the qemu-riscv64 path
 # On a machine without dpkg/apt nothing is installed: the packages are named instead.
 set -euo pipefail
 
@@ -153,6 +155,28 @@ install_plugin_header() {
   rm -rf "$work"
 }
 
+# Debian 12's QEMU 7.2 has no BF16 vector instructions; sid's qemu-user (11.x) has them
+# (-cpu rv64,v=true,zvfbfmin=true,zvfbfwma=true). Its programs are static, so `dpkg -x` of the one
+# package is all it takes on Debian 12; nothing is installed into the system.
+install_sid_qemu() {
+  local top=$1 prefix="$1/sid-qemu" stamp="$1/sid-qemu.complete"
+  if [ ! -f "$stamp" ] || [ ! -x "$prefix/usr/bin/qemu-riscv64" ]; then
+    command -v dpkg >/dev/null || die "fetching sid's QEMU needs Debian's dpkg and apt"
+    say "fetching sid's qemu-user (static QEMU with Zvfbfwma) into $prefix (one time)"
+    local work="$top/sid-qemu.tmp" deb
+    rm -rf "$work" "$prefix"; mkdir -p "$work" "$prefix"
+    fetch_debs "$work" "deb http://deb.debian.org/debian sid main" "" qemu-user
+    for deb in "$work"/debs/qemu-user_*.deb; do dpkg -x "$deb" "$work/root"; done
+    # The package holds every target (about 460 MB); only the riscv64 one is kept.
+    mkdir -p "$prefix/usr/bin"
+    mv "$work/root/usr/bin/qemu-riscv64" "$prefix/usr/bin/"
+    rm -rf "$work"
+    "$prefix/usr/bin/qemu-riscv64" --version >/dev/null || die "sid's qemu-riscv64 does not run here"
+    "$prefix/usr/bin/qemu-riscv64" --version | head -n 1 > "$stamp"
+  fi
+  echo "$prefix/usr/bin/qemu-riscv64"
+}
+
 case "${1:-}" in
   host) install_packages "${HOST_PACKAGES[@]}" ;;
   qemu) install_packages "${HOST_PACKAGES[@]}" "${QEMU_PACKAGES[@]}" ;;
@@ -166,5 +190,9 @@ case "${1:-}" in
     install_packages "${BENCH_PACKAGES[@]}" "${QEMU_PACKAGES[@]}"
     install_plugin_header "$2"
     ;;
-  *) die "usage: $0 host | qemu | toolchain DIR | bench DIR" ;;
+  sid-qemu)
+    [ $# -eq 2 ] || die "usage: $0 sid-qemu DIR"
+    install_sid_qemu "$2"
+    ;;
+  *) die "usage: $0 host | qemu | toolchain DIR | bench DIR | sid-qemu DIR" ;;
 esac
