@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "gemm_rvv.h"
+#include "isa.h"
 
 #define MAX_COUNTERS 4096
 
@@ -65,6 +66,9 @@ void gemm_rvv_counters_reset(void)
 
 void gemm_rvv_counters_print(FILE *out)
 {
+    fprintf(out, "kernels: %s variant%s; detected %s\n", gemm_rvv_isa(),
+            gemm_rvv_kernels_active() ? "" : " (inactive: no V, or the fallback forced)",
+            gr_isa_reason());
     pthread_mutex_lock(&lock);
     fprintf(out, "%8s %8s %8s %12s %12s %7s\n", "N", "K", "M<=", "kernel", "fallback", "missed");
     for (size_t i = 0; i < used; i++) {

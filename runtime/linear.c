@@ -13,6 +13,7 @@
 #include "fallback.h"
 #include "gemm_rvv.h"
 #include "gr_contract.h"
+#include "isa.h"
 #include "pack.h"
 #include "registry_lookup.h"
 #include "scratch.h"
@@ -65,7 +66,8 @@ void gemm_rvv_force_fallback(int on)
 int gemm_rvv_kernels_active(void)
 {
     pthread_once(&env_once, read_env);
-    return !atomic_load(&forced_fallback) && gr_cpu_has_vector();
+    return !atomic_load(&forced_fallback) && gr_cpu_has_vector() &&
+           gr_isa_status() == GEMM_RVV_OK;
 }
 
 gemm_rvv_status gemm_rvv_set_threads(int count)
@@ -271,6 +273,8 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
                                        gemm_rvv_weight **out)
 {
     gemm_rvv_status s;
+    if ((s = gr_isa_status()) != GEMM_RVV_OK)
+        return s;
     if (!w || !out)
         return GEMM_RVV_ERR_NULL;
     if ((s = check_matrix(n, k, ldw, sizeof(uint16_t))) != GEMM_RVV_OK)
@@ -307,6 +311,8 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
 
 gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *w, int64_t ldw)
 {
+    if (gr_isa_status() != GEMM_RVV_OK)
+        return gr_isa_status();
     if (!weight || !w)
         return GEMM_RVV_ERR_NULL;
     gemm_rvv_status s = check_matrix((int64_t)weight->n, (int64_t)weight->k, ldw,
@@ -333,6 +339,8 @@ gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
                                 const gemm_rvv_weight *weight, const float *bias, void *y,
                                 int64_t ldy, gemm_rvv_type y_type)
 {
+    if (gr_isa_status() != GEMM_RVV_OK)
+        return gr_isa_status();
     if (!weight)
         return GEMM_RVV_ERR_NULL;
     gemm_rvv_status s = check_call(x, m, ldx, (int64_t)weight->n, (int64_t)weight->k, y, ldy,
@@ -354,6 +362,8 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
                                       const float *bias, void *y, int64_t ldy,
                                       gemm_rvv_type y_type)
 {
+    if (gr_isa_status() != GEMM_RVV_OK)
+        return gr_isa_status();
     if (!w)
         return GEMM_RVV_ERR_NULL;
     gemm_rvv_status s = check_call(x, m, ldx, n, k, y, ldy, y_type);

@@ -30,7 +30,7 @@ static void test_env_forces_fallback(void **state)
     assert_int_equal(gemm_rvv_linear_plain(x, 1, 31, w, 7, 31, 31, NULL, y, 7, GEMM_RVV_F32),
                      GEMM_RVV_OK);
     assert_int_equal(gemm_rvv_counters(&row, 1), 1);
-    assert_int_equal(row.kernel_calls, 1);
+    assert_int_equal(row.kernel_calls, !(no_v && *no_v == '1'));
 }
 
 int main(void)

@@ -72,7 +72,8 @@ static int core_has_v, core_has_zvfbfwma;
 /* ---- One fresh process per GEMM_RVV_ISA value ---- */
 
 struct choice {
-    char isa[16];
+    char isa[16];    /* the variant chosen (detected, or forced) */
+    char serves[16]; /* gemm_rvv_isa(): the variant whose kernels serve */
     gemm_rvv_status status;
     struct gr_isa_caps caps;
     char reason[256];
@@ -94,7 +95,8 @@ static struct choice choice_in_child(const char *forced)
             setenv("GEMM_RVV_ISA", forced, 1);
         else
             unsetenv("GEMM_RVV_ISA");
-        snprintf(c.isa, sizeof c.isa, "%s", gemm_rvv_isa());
+        snprintf(c.isa, sizeof c.isa, "%s", gr_isa_name(gr_isa_selected()));
+        snprintf(c.serves, sizeof c.serves, "%s", gemm_rvv_isa());
         c.status = gemm_rvv_isa_status();
         c.caps = *gr_isa_caps();
         snprintf(c.reason, sizeof c.reason, "%s", gr_isa_reason());
@@ -132,6 +134,8 @@ static void test_detection_matches_the_core(void **state)
     else
         assert_int_equal(c.caps.zvfbfwma_source, GR_ISA_FROM_NOWHERE);
     assert_string_equal(c.isa, core_has_zvfbfwma ? "zvfbfwma" : "base");
+    /* This build has base kernels only: they serve on every core. */
+    assert_string_equal(c.serves, "base");
     assert_int_equal(c.status, GEMM_RVV_OK);
     assert_true(strncmp(c.reason, c.isa, strlen(c.isa)) == 0);
 
