@@ -51,15 +51,18 @@ struct blocking blocking_model(const struct target *t, struct tile tile, unsigne
     dram += x + 2.0 * (double)nc * (double)k + partials <= l2 ? x : x * (double)blocks_n;
     if (blocks_k > 1 && partials + w_block + x_block + xf_block > l2)
         dram += 8 * m * (double)n * (double)(blocks_k - 1);
+    /* A strip's weights are nr of a panel's pw columns: its lines fall in nr / pw of the
+     * cache's sets, so they weigh on the lines sharing those sets as pw / nr times as many. */
+    const double w_strip = 2.0 * (double)kc * (double)pw;
     if (tiles > 1) {
         /* What passes between two row tiles' reads of the same weights. */
         double between = order == ORDER_STRIPS
-                             ? 2.0 * (double)kc * (double)nr + xf_block + 4 * m * (double)nr
+                             ? w_strip + xf_block + 4 * m * (double)nr
                              : w_block + 4 * rows * (double)(kc + nc) + 2 * rows * (double)kc;
         if (between > l2)
             dram += w * (double)(tiles - 1);
     }
-    if (order == ORDER_STRIPS && nc > nr && xf_block + 2.0 * (double)kc * (double)nr > l2)
+    if (order == ORDER_STRIPS && nc > nr && xf_block + w_strip > l2)
         dram += 2 * xf_block * (double)(nc / nr) * (double)blocks_k * (double)blocks_n;
     b.dram_bytes = dram;
 
