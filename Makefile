@@ -205,6 +205,8 @@ bench: $(PLUGIN) $(BUILD)/bench/bench
 	BUILD=$(BUILD) bench/build-times.sh shapes.yaml models/llama.yaml > $(BUILD)/bench/build-times.csv
 	BUILD=$(BUILD) bench/report.sh $(BUILD)/bench/build-times.csv
 
+include mk/fuzz.mk
+
 clean:
 	rm -rf $(BUILD)
 
