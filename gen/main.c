@@ -152,8 +152,8 @@ int main(int argc, char **argv)
     struct buckets b = cli_buckets_set ? cli_buckets : s.buckets;
 
     struct plan p;
-    if (plan_build(&s, &g, &b, &p) != 0) {
-        fprintf(stderr, "gemm-rvv-gen: error: out of memory\n");
+    if (plan_build(&s, &g, &b, &p) != 0) { /* its only failure */
+        diag_out_of_memory(&d);
         shapes_free(&s);
         return EXIT_BAD_INPUT;
     }

@@ -526,14 +526,15 @@ static void read_root(struct reader *r, yaml_node_t *root)
         return;
     }
     walk_mapping(r, root, "at the top level", known, top_key, &c);
-    if (!c.have_layers)
+    if (!c.have_layers && !r->out_of_memory)
         diag_error(r->d, line_of(root), col_of(root), "no \"layers\" list in the file");
 }
 
-/* libyaml's own failures: a malformed file, or an allocation inside libyaml. */
+/* libyaml's own failures: a malformed file, or an allocation inside libyaml. Its loader
+ * leaves the error at YAML_NO_ERROR when its copy of a default tag fails (libyaml 0.2.5). */
 static void parser_error(struct diag *d, const yaml_parser_t *parser)
 {
-    if (parser->error == YAML_MEMORY_ERROR) {
+    if (parser->error == YAML_MEMORY_ERROR || parser->error == YAML_NO_ERROR) {
         diag_out_of_memory(d);
         return;
     }
