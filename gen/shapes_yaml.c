@@ -46,6 +46,8 @@ static void describe(const yaml_node_t *n, char *buf, size_t size)
     case YAML_SCALAR_NODE:
         if (n->data.scalar.length == 0)
             snprintf(buf, size, "nothing");
+        else if (strlen(scalar_text(n)) != n->data.scalar.length)
+            snprintf(buf, size, "a string holding a NUL byte");
         else if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
             snprintf(buf, size, "\"%.40s\"", scalar_text(n));
         else

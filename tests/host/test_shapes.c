@@ -177,19 +177,6 @@ static void test_missing_file(void **state)
     free(messages);
 }
 
-/* A quoted "\0" in a name must not shorten it to a valid one. */
-static void test_name_with_nul(void **state)
-{
-    (void)state;
-    struct shapes s;
-    char *messages = NULL;
-    assert_int_equal(read_text("nul.yaml", "- {name: \"q\\0x\", N: 8, K: 8, M: 1}\n", &s,
-                               &messages), -1);
-    assert_string_equal(messages, "nul.yaml:1:10: error: name must be 1 to 128 letters, digits "
-                                  "or the characters _ . - /, got the quoted string \"q\"\n");
-    free(messages);
-}
-
 /* Fails each allocation of a read in turn, libyaml's included: every one ends with the one
  * out-of-memory message and nothing handed back (ASan's leak check sees what was freed). */
 static void test_out_of_memory(void **state)
@@ -242,7 +229,6 @@ int main(void)
         cmocka_unit_test(test_all_errors_reported),
         cmocka_unit_test(test_size_limits),
         cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_name_with_nul),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests_name("shapes", tests, NULL, NULL);
