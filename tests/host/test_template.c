@@ -13,19 +13,15 @@
 #include "alloc_fail.h"
 #include "template.h"
 
-/* Expands src with ROWS=3, NAME=k, ODD=1; returns the output, or the error text. */
-static char *expand(const char *src, int *rc)
+/* Expands src with the variables v; returns the output, or the error text. */
+static char *expand_with(const char *src, const struct template_vars *v, int *rc)
 {
-    struct template_vars v = {.count = 0};
-    tvars_number(&v, "ROWS", 3);
-    tvars_text(&v, "NAME", "k");
-    tvars_number(&v, "ODD", 1);
     struct text out = {0};
     char *errors = NULL;
     size_t size;
     FILE *err = open_memstream(&errors, &size);
     struct diag d = {"t.c.in", err, 0};
-    *rc = template_expand(src, &v, &d, &out);
+    *rc = template_expand(src, v, &d, &out);
     fclose(err);
     if (*rc != 0) {
         text_free(&out);
@@ -33,6 +29,16 @@ static char *expand(const char *src, int *rc)
     }
     free(errors);
     return out.data ? out.data : strdup("");
+}
+
+/* Expands src with ROWS=3, NAME=k, ODD=1. */
+static char *expand(const char *src, int *rc)
+{
+    struct template_vars v = {.count = 0};
+    tvars_number(&v, "ROWS", 3);
+    tvars_text(&v, "NAME", "k");
+    tvars_number(&v, "ODD", 1);
+    return expand_with(src, &v, rc);
 }
 
 static void test_substitution_and_loops(void **state)
@@ -93,20 +99,6 @@ static void test_errors(void **state)
     free(err);
 }
 
-/* Expands src with no variables and returns the first error line (or "" on success). */
-static char *first_error(const char *src, const struct template_vars *v, int *rc)
-{
-    struct text out = {0};
-    char *errors = NULL;
-    size_t size;
-    FILE *err = open_memstream(&errors, &size);
-    struct diag d = {"t.c.in", err, 0};
-    *rc = template_expand(src, v, &d, &out);
-    fclose(err);
-    text_free(&out);
-    return errors;
-}
-
 /* Variables past TEMPLATE_VARS_MAX are refused when added and make the expansion fail: a
  * template never sees "unknown variable" for one its caller did pass. */
 static void test_too_many_variables(void **state)
@@ -121,7 +113,7 @@ static void test_too_many_variables(void **state)
     assert_int_equal(tvars_text(&v, "EXTRA", "x"), -1);
     assert_int_equal(tvars_number(&v, "MORE", 1), -1);
     int rc;
-    char *err = first_error("${V0}\n", &v, &rc);
+    char *err = expand_with("${V0}\n", &v, &rc);
     assert_int_equal(rc, -1);
     assert_string_equal(err, "t.c.in: error: more than 32 template variables: no room for "
                              "\"EXTRA\"\n");
@@ -135,16 +127,16 @@ static void test_bounds(void **state)
     struct template_vars v = {.count = 0};
     tvars_number(&v, "BIG", 9223372036854775807LL);
     int rc;
-    char *err = first_error("x\n$for i in 100000000\n$endfor\n", &v, &rc);
+    char *err = expand_with("x\n$for i in 100000000\n$endfor\n", &v, &rc);
     assert_int_equal(rc, -1);
     assert_string_equal(err, "t.c.in:2:1: error: expansion takes more than 1000000 steps (a $for "
                              "that runs too often?)\n");
     free(err);
     /* The last value of a range may be the largest long long: the loop stops there. */
-    err = first_error("$for i in BIG..BIG\n${i}\n$endfor\n", &v, &rc);
+    err = expand_with("$for i in BIG..BIG\n${i}\n$endfor\n", &v, &rc);
     assert_int_equal(rc, 0);
     free(err);
-    err = first_error("$for i in 99999999999999999999\n$endfor\n", &v, &rc);
+    err = expand_with("$for i in 99999999999999999999\n$endfor\n", &v, &rc);
     assert_int_equal(rc, -1);
     assert_string_equal(err, "t.c.in:1:1: error: not a number of at most 18 digits: "
                              "\"99999999999999999999\"\n");
@@ -154,7 +146,7 @@ static void test_bounds(void **state)
         text_printf(&deep, "$if 1\n");
     for (int i = 0; i <= TEMPLATE_DEPTH_MAX; i++)
         text_printf(&deep, "$endif\n");
-    err = first_error(deep.data, &v, &rc);
+    err = expand_with(deep.data, &v, &rc);
     assert_int_equal(rc, -1);
     assert_string_equal(err, "t.c.in:65:1: error: blocks nested more than 64 deep\n");
     free(err);
@@ -163,11 +155,11 @@ static void test_bounds(void **state)
     static char long_text[64 * 1024 + 1];
     memset(long_text, 'x', sizeof long_text - 1);
     tvars_text(&v, "LONG", long_text);
-    err = first_error("$for i in 1000\n${LONG}\n$endfor\n", &v, &rc);
+    err = expand_with("$for i in 1000\n${LONG}\n$endfor\n", &v, &rc);
     assert_int_equal(rc, -1);
     assert_string_equal(err, "t.c.in:2:1: error: expansion writes more than 16777216 bytes\n");
     free(err);
-    err = first_error("$if\nx\n$endif\n", &v, &rc);
+    err = expand_with("$if\nx\n$endif\n", &v, &rc);
     assert_int_equal(rc, -1);
     assert_string_equal(err, "t.c.in:1:1: error: bad $if condition \"\"\n");
     free(err);
