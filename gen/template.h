@@ -18,10 +18,15 @@
 
 #define TEMPLATE_VARS_MAX 32
 /* Bounds that turn a runaway template into an error instead of a hang or an exhausted memory:
- * the real kernels nest a few blocks, visit some thousands of lines and write some 100 KiB. */
+ * the real kernels nest a few blocks, visit some thousands of lines and write some 100 KiB.
+ * make fuzz lowers the last two, so that each of its runs stays short. */
 #define TEMPLATE_DEPTH_MAX 64             /* nested $for and $if blocks */
+#ifndef TEMPLATE_STEPS_MAX
 #define TEMPLATE_STEPS_MAX 1000000        /* lines visited or scanned, loop turns included */
+#endif
+#ifndef TEMPLATE_OUTPUT_MAX
 #define TEMPLATE_OUTPUT_MAX (16ul << 20)  /* bytes one expansion may add to its output */
+#endif
 
 struct template_var {
     const char *name;
