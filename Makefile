@@ -121,10 +121,11 @@ $(SAN_DIR)/obj/%.o: gen/%.c $(wildcard gen/*.h include/*.h) | deps
 $(SAN_GEN_BIN): $(SAN_OBJS) $(SAN_DIR)/obj/main.o
 	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $^ -lyaml -o $@
 
-$(SAN_DIR)/tests/%: tests/host/%.c tests/host/alloc_fail.c tests/host/alloc_fail.h $(SAN_OBJS) $(SAN_GEN_BIN)
+$(SAN_DIR)/tests/%: tests/host/%.c tests/host/alloc_fail.c tests/host/alloc_fail.h $(SAN_OBJS) $(SAN_GEN_BIN) $(GEN_BIN)
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $(HOST_CPPFLAGS) -Itests/host \
-	  -DGEN_BIN='"$(abspath $(SAN_GEN_BIN))"' -DTESTS_DIR='"$(CURDIR)/tests"' \
+	  -DGEN_BIN='"$(abspath $(SAN_GEN_BIN))"' -DGEN_PLAIN_BIN='"$(abspath $(GEN_BIN))"' \
+	  -DTESTS_DIR='"$(CURDIR)/tests"' \
 	  $< tests/host/alloc_fail.c $(SAN_OBJS) $(HOOK_LDFLAGS) -l:libyaml.a -lcmocka -o $@
 
 test-host: $(HOST_TESTS)
