@@ -19,7 +19,10 @@ HOST_CC       ?= cc
 HOST_CFLAGS   ?= -std=c11 -O2 -g -Wall -Wextra
 HOST_CPPFLAGS := -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -Iinclude -Igen \
                  -DGEN_TEMPLATES_DIR='"$(CURDIR)/templates"'
-TARGET_CFLAGS ?= -std=c11 -O2 -g -march=rv64gcv -mabi=lp64d -Wall -Wextra
+# The runtime, the tests and the example are built for the base ISA (they must run on a core
+# without V); only generated kernel objects are built with V.
+TARGET_CFLAGS ?= -std=c11 -O2 -g -march=rv64gc -mabi=lp64d -Wall -Wextra
+KERNEL_CFLAGS ?= -std=c11 -O2 -g -march=rv64gcv -mabi=lp64d -Wall -Wextra
 
 ifneq ($(CROSS),)
   TARGET_CC    ?= $(CROSS)gcc
@@ -57,7 +60,7 @@ HOST_TESTS    := $(patsubst tests/host/%.c,$(BUILD)/host-san/tests/%,$(wildcard 
 TARGET_TESTS  := $(patsubst tests/target/%.c,$(BUILD)/test/%,$(wildcard tests/target/test_*.c))
 TARGET_SUPPORT:= $(filter-out $(wildcard tests/target/test_*.c),$(wildcard tests/target/*.c))
 
-.PHONY: all lib gen deps probe install example bench bench-deps test test-host test-spills test-clang test-target clean distclean FORCE
+.PHONY: all lib gen deps probe install example bench bench-deps test test-host test-spills test-no-vector test-clang test-target clean distclean FORCE
 .DELETE_ON_ERROR:
 
 all: lib
@@ -69,7 +72,7 @@ deps:
 
 $(BUILD)/probe.ok: tools/probe-rvv.c | deps
 	@mkdir -p $(@D)
-	@$(TARGET_CC) $(TARGET_CFLAGS) -c $< -o $(BUILD)/probe.o 2> $(BUILD)/probe.log || { \
+	@$(TARGET_CC) $(KERNEL_CFLAGS) -c $< -o $(BUILD)/probe.o 2> $(BUILD)/probe.log || { \
 	  echo "error: the target compiler '$(TARGET_CC)' cannot compile RVV 1.0 intrinsics"; \
 	  echo "       (riscv_vector.h with the __riscv_ prefix, -march=rv64gcv): use GCC >= 14 or"; \
 	  echo "       clang >= 17, e.g. CROSS=riscv64-linux-gnu- with such a compiler. It said:"; \
@@ -98,11 +101,11 @@ gen: $(GEN_DIR)/manifest.json
 # ---- the library (target) ------------------------------------------------------------------
 JOBS          ?= $(shell nproc 2>/dev/null || echo 2)
 LIB_MAKE = $(MAKE) --no-print-directory -j$(JOBS) -f mk/lib.mk TARGET_CC='$(TARGET_CC)' \
-           TARGET_AR='$(TARGET_AR)' TARGET_CFLAGS='$(TARGET_CFLAGS)'
+           TARGET_AR='$(TARGET_AR)' TARGET_CFLAGS='$(TARGET_CFLAGS)' KERNEL_CFLAGS='$(KERNEL_CFLAGS)'
 
 lib: $(GEN_DIR)/manifest.json $(BUILD)/probe.ok
 	@$(LIB_MAKE) GEN_DIR=$(GEN_DIR) OBJ_DIR=$(BUILD)/obj LIB=$(LIB)
-	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) kernels from $(SHAPES))"
+	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) plans from $(SHAPES))"
 
 # ---- tests ---------------------------------------------------------------------------------
 # Host: the generator's parts, built again with ASan and UBSan in a folder of their own (the
@@ -139,13 +142,35 @@ $(BUILD)/test/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) $(TEST_SHAPES)
 # Warnings are errors here: generated code must stay -Wall -Wextra clean.
 $(TEST_LIB): $(BUILD)/test/gen/manifest.json $(BUILD)/probe.ok FORCE
 	@$(LIB_MAKE) GEN_DIR=$(BUILD)/test/gen OBJ_DIR=$(BUILD)/test/obj LIB=$@ \
-	  TARGET_CFLAGS='$(TARGET_CFLAGS) -Werror'
+	  TARGET_CFLAGS='$(TARGET_CFLAGS) -Werror' KERNEL_CFLAGS='$(KERNEL_CFLAGS) -Werror'
 
 
 $(BUILD)/test/%: tests/target/%.c $(TARGET_SUPPORT) $(wildcard tests/target/*.h) $(TEST_LIB)
-	$(TARGET_CC) $(TARGET_CFLAGS) -Werror -D_POSIX_C_SOURCE=200809L -Iinclude -Iruntime -Itests/target \
+	$(TARGET_CC) $(TARGET_CFLAGS) -Werror -D_POSIX_C_SOURCE=200809L -D_ISOC11_SOURCE -Iinclude -Iruntime \
+	  -I$(BUILD)/test/gen -Itests/target \
 	  $< $(TARGET_SUPPORT) \
 	  $(TEST_LIB) -lcmocka -lm -lpthread -o $@
+
+# The plans of every shipped shapes file run in the target tests too: one library and one
+# test program per file (tests/target/shipped/test_plans.c), with the real K, tiles and blocks.
+SHIPPED_SHAPES := shapes.yaml $(sort $(wildcard models/*.yaml))
+shipped_name    = $(basename $(notdir $(1)))
+SHIPPED_TESTS  := $(foreach f,$(SHIPPED_SHAPES),$(BUILD)/test/shipped-$(call shipped_name,$(f)))
+
+define shipped_rules
+$(BUILD)/test/shipped/$(2)/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) $(1)
+	$(GEN_BIN) -o $(BUILD)/test/shipped/$(2)/gen $(1) > /dev/null
+
+$(BUILD)/test/shipped/$(2)/libgemm_rvv.a: $(BUILD)/test/shipped/$(2)/gen/manifest.json $(BUILD)/probe.ok FORCE
+	@$$(LIB_MAKE) GEN_DIR=$(BUILD)/test/shipped/$(2)/gen OBJ_DIR=$(BUILD)/test/shipped/$(2)/obj LIB=$$@ \
+	  TARGET_CFLAGS='$$(TARGET_CFLAGS) -Werror' KERNEL_CFLAGS='$$(KERNEL_CFLAGS) -Werror'
+
+$(BUILD)/test/shipped-$(2): tests/target/shipped/test_plans.c $(TARGET_SUPPORT) $(BUILD)/test/shipped/$(2)/libgemm_rvv.a
+	$$(TARGET_CC) $$(TARGET_CFLAGS) -Werror -D_POSIX_C_SOURCE=200809L -D_ISOC11_SOURCE -Iinclude -Iruntime \
+	  -I$(BUILD)/test/shipped/$(2)/gen -Itests/target $$< $(TARGET_SUPPORT) \
+	  $(BUILD)/test/shipped/$(2)/libgemm_rvv.a -lcmocka -lm -lpthread -o $$@
+endef
+$(foreach f,$(SHIPPED_SHAPES),$(eval $(call shipped_rules,$(f),$(call shipped_name,$(f)))))
 
 # No kernel may spill vector registers: the generator keeps tiles within the 32 registers.
 test-spills: $(TEST_LIB) lib
@@ -153,17 +178,26 @@ test-spills: $(TEST_LIB) lib
 	  $(patsubst $(BUILD)/test/gen/%.c,$(BUILD)/test/obj/gen/%.o,$(wildcard $(BUILD)/test/gen/bf16_*.c)) \
 	  $(patsubst $(GEN_DIR)/%.c,$(BUILD)/obj/gen/%.o,$(wildcard $(GEN_DIR)/bf16_*.c))
 
+# Nothing but the generated kernels may hold vector instructions: the runtime runs on cores
+# without V.
+test-no-vector: $(TEST_LIB) lib
+	@tools/check-no-vector.sh '$(OBJDUMP)' $(wildcard $(BUILD)/test/obj/runtime/*.o) \
+	  $(wildcard $(BUILD)/obj/runtime/*.o)
+
 # The generated C must be portable C11: clang compiles it too.
 CLANG ?= clang-19
 test-clang: $(BUILD)/test/gen/manifest.json
-	@tools/check-clang.sh '$(CLANG)' $(wildcard $(BUILD)/test/gen/*.c)
+	@CLANG_INCLUDE="-I$(BUILD)/test/gen -isystem $(QEMU_SYSROOT)/include" tools/check-clang.sh '$(CLANG)' $(wildcard $(BUILD)/test/gen/*.c) \
+	  $(wildcard runtime/*.c)
 
-test-target: $(TARGET_TESTS) $(BUILD)/example/linear
-	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs tools/run-target-tests.sh $^
+test-target: $(TARGET_TESTS) $(SHIPPED_TESTS) $(BUILD)/example/linear
+	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs NO_V_PROGRAMS="test_runtime test_env_disable linear" \
+	  tools/run-target-tests.sh $^
 
 test: lib
 	@$(MAKE) --no-print-directory test-host
 	@$(MAKE) --no-print-directory test-spills
+	@$(MAKE) --no-print-directory test-no-vector
 	@$(MAKE) --no-print-directory test-clang
 	@$(MAKE) --no-print-directory test-target
 

@@ -41,25 +41,46 @@ static void add_reason(struct decision *d, const char *fmt, unsigned long long a
 struct decision gate_decide(const struct gate *g, const struct buckets *b,
                             uint64_t m, uint64_t n, uint64_t k)
 {
-    struct decision d = {VERDICT_FALLBACK, 0, ""};
+    struct decision d = {VERDICT_FALLBACK, 0, 0, ""};
     uint64_t mnk = m * n * k;
 
     if (n < g->min_n)
         add_reason(&d, "N=%llu < %llu", n, g->min_n);
     if (k < g->min_k)
         add_reason(&d, "K=%llu < %llu", k, g->min_k);
+    int shape_fails = d.reason[0] != '\0' || mnk < g->min_mnk;
     if (m > g->max_m)
         add_reason(&d, "M=%llu > %llu", m, g->max_m);
     if (mnk < g->min_mnk)
         add_reason(&d, "M*N*K=%llu < %llu", mnk, g->min_mnk);
-    if (d.reason[0] != '\0')
+    if (shape_fails)
         return d;
 
-    d.bucket = bucket_for(b, m);
-    if (d.bucket == 0) {
-        add_reason(&d, "M=%llu > largest bucket %llu", m, b->count ? b->m[b->count - 1] : 1);
+    d.bucket = m <= g->max_m ? bucket_for(b, m) : 0;
+    if (d.bucket != 0) {
+        d.verdict = VERDICT_KERNEL;
+        d.row_blocks = 1;
         return d;
     }
+    /* M is too big for one block: the largest bucket within max_m, in blocks of rows. */
+    uint32_t largest = 0;
+    for (size_t i = 0; i < b->count; i++)
+        if (b->m[i] <= g->max_m)
+            largest = b->m[i];
+    if (m > 1 && largest == 0) {
+        if (d.reason[0] == '\0')
+            add_reason(&d, "M=%llu > largest bucket %llu", m, 1);
+        else
+            add_reason(&d, "no bucket within M <= %llu", g->max_m, 0);
+        return d;
+    }
+    if (d.reason[0] == '\0')
+        add_reason(&d, "M=%llu > largest bucket %llu", m, largest);
     d.verdict = VERDICT_KERNEL;
+    d.bucket = largest;
+    d.row_blocks = (uint32_t)((m + largest - 1) / largest);
+    size_t used = strlen(d.reason);
+    snprintf(d.reason + used, sizeof d.reason - used, ": %u row blocks of M <= %u",
+             d.row_blocks, largest);
     return d;
 }

@@ -39,11 +39,15 @@ enum verdict { VERDICT_KERNEL, VERDICT_FALLBACK };
 
 struct decision {
     enum verdict verdict;
-    uint32_t bucket;  /* the M bucket of the kernel; 0 for the fallback */
-    char reason[160]; /* why the fallback, in words ("N=896 < 1024"); empty for a kernel */
+    uint32_t bucket;     /* the M bucket of the kernel; 0 for the fallback */
+    uint32_t row_blocks; /* blocks of `bucket` rows a call runs as: 1 unless M > bucket */
+    char reason[160];    /* why the fallback, in words ("N=896 < 1024"); for a kernel in row
+                          * blocks, why ("M=512 > 128: 4 row blocks of M <= 128") */
 };
 
-/* Decides one (M, N, K). M*N*K must not overflow 64 bits (the shape reader checks it). */
+/* Decides one (M, N, K). M*N*K must not overflow 64 bits (the shape reader checks it).
+ * M above max_m or above every bucket, where N, K and M*N*K pass, is a kernel run in row
+ * blocks of the largest bucket within max_m: that is what the runtime does with such M. */
 struct decision gate_decide(const struct gate *g, const struct buckets *b,
                             uint64_t m, uint64_t n, uint64_t k);
 

@@ -10,6 +10,7 @@
 #include "gemm_rvv_version.h"
 #include "plan.h"
 #include "shapes.h"
+#include "target.h"
 
 #ifndef GEN_TEMPLATES_DIR
 #define GEN_TEMPLATES_DIR "templates"
@@ -34,10 +35,14 @@ static void usage(FILE *out)
         "      --max-m M        gate: kernel only when M <= this (default %u)\n"
         "      --min-mnk X      gate: kernel only when M*N*K >= this (default %u)\n"
         "      --buckets LIST   M buckets of the M>=2 kernels (default 2,4,8,16,32,64,128)\n"
+        "      --target LIST    the machine plans are made for, e.g. l2_kib=128,vlen=128\n"
+        "                       (fields: vlen dlen l1d_kib l1d_ways l2_kib l2_ways l2_cores\n"
+        "                       cores line mhz dram_mb_s; default: the SpacemiT K1)\n"
         "  -h, --help           show this help\n"
         "  -V, --version        show the version\n"
         "\n"
-        "Gate options override the shapes file's \"gate:\" and \"buckets:\".\n"
+        "Gate and target options override the shapes file's \"gate:\", \"buckets:\" and\n"
+        "\"target:\".\n"
         "Exit status: 0 success, 1 bad input (nothing written), 2 bad usage.\n",
         GEN_TEMPLATES_DIR, GATE_DEFAULT_MIN_N, GATE_DEFAULT_MIN_K, GATE_DEFAULT_MAX_M,
         GATE_DEFAULT_MIN_MNK);
@@ -86,7 +91,7 @@ static int parse_buckets(const char *s, struct buckets *b)
 int main(int argc, char **argv)
 {
     enum { OPT_EXPLAIN = 256, OPT_CHECK, OPT_MIN_N, OPT_MIN_K, OPT_MAX_M, OPT_MIN_MNK,
-           OPT_BUCKETS };
+           OPT_BUCKETS, OPT_TARGET };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},   {"templates", required_argument, NULL, 't'},
         {"explain", no_argument, NULL, OPT_EXPLAIN}, {"check", no_argument, NULL, OPT_CHECK},
@@ -95,6 +100,7 @@ int main(int argc, char **argv)
         {"max-m", required_argument, NULL, OPT_MAX_M},
         {"min-mnk", required_argument, NULL, OPT_MIN_MNK},
         {"buckets", required_argument, NULL, OPT_BUCKETS},
+        {"target", required_argument, NULL, OPT_TARGET},
         {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -105,6 +111,7 @@ int main(int argc, char **argv)
     int cli_set[4] = {0};
     struct buckets cli_buckets;
     int cli_buckets_set = 0;
+    const char *cli_target = NULL;
 
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":o:t:hV", options, NULL)) != -1) {
@@ -128,6 +135,14 @@ int main(int argc, char **argv)
                                    "commas, got \"%s\"", optarg);
             cli_buckets_set = 1;
             break;
+        case OPT_TARGET: {
+            struct target probe = target_default();
+            char err[160];
+            if (target_parse(&probe, optarg, err, sizeof err) != 0)
+                return usage_error("--target: %s", err);
+            cli_target = optarg;
+            break;
+        }
         case 'h': usage(stdout); return EXIT_OK;
         case 'V': printf("gemm-rvv-gen %s\n", GEMM_RVV_VERSION_STRING); return EXIT_OK;
         case ':': return usage_error("option %s needs a value", argv[optind - 1]);
@@ -151,8 +166,18 @@ int main(int argc, char **argv)
             *field[i] = cli_gate[i];
     struct buckets b = cli_buckets_set ? cli_buckets : s.buckets;
 
+    struct target t = s.target;
+    if (cli_target) {
+        char err[160];
+        if (target_parse(&t, cli_target, err, sizeof err) != 0) {
+            fprintf(stderr, "gemm-rvv-gen: error: --target with %s's target: %s\n", path, err);
+            shapes_free(&s);
+            return EXIT_BAD_INPUT;
+        }
+    }
+
     struct plan p;
-    if (plan_build(&s, &g, &b, &p) != 0) { /* its only failure */
+    if (plan_build(&s, &g, &b, &t, &p) != 0) { /* its only failure */
         diag_out_of_memory(&d);
         shapes_free(&s);
         return EXIT_BAD_INPUT;
@@ -166,8 +191,8 @@ int main(int argc, char **argv)
         rc = emit_plan(&s, &p, &o) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
     }
     if (rc == EXIT_OK)
-        printf("gemm-rvv-gen: %s: %zu shapes read, %zu kernels planned, %zu shapes left to the "
-               "fallback%s%s\n", path, p.count, p.kernel_count, p.fallback_count,
+        printf("gemm-rvv-gen: %s: %zu shapes read, %zu plans, %zu shapes left to the "
+               "fallback%s%s\n", path, p.count, p.row_count, p.fallback_count,
                check ? "" : " -> ", check ? "" : out_dir);
     plan_free(&p);
     shapes_free(&s);

@@ -3,109 +3,51 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void kernel_name(char *buf, size_t size, unsigned bucket, uint64_t k)
+void plan_name(char *buf, size_t size, unsigned bucket, uint64_t n, uint64_t k)
 {
-    snprintf(buf, size, "bf16_%s_m%u_k%llu", bucket == 1 ? "gemv" : "gemm", bucket,
-             (unsigned long long)k);
+    snprintf(buf, size, "bf16_%s_m%u_n%llu_k%llu", bucket == 1 ? "gemv" : "gemm", bucket,
+             (unsigned long long)n, (unsigned long long)k);
 }
 
-static int key_cmp(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t b1, uint64_t b2, uint64_t b3)
+static int row_cmp(const void *pa, const void *pb)
 {
-    if (a1 != b1)
-        return a1 < b1 ? -1 : 1;
-    if (a2 != b2)
-        return a2 < b2 ? -1 : 1;
-    if (a3 != b3)
-        return a3 < b3 ? -1 : 1;
+    const struct plan_row *a = pa, *b = pb;
+    if (a->n != b->n)
+        return a->n < b->n ? -1 : 1;
+    if (a->k != b->k)
+        return a->k < b->k ? -1 : 1;
+    if (a->bucket != b->bucket)
+        return a->bucket < b->bucket ? -1 : 1;
     return 0;
 }
 
-/* Sorted insertion into an array of `count` items of `size` bytes: returns the index of the
- * item equal to `key` (cmp == 0), inserting a zeroed one at its place when there is none. */
-static size_t find_or_insert(void **array, size_t *count, size_t size, const void *key,
-                             int (*cmp)(const void *item, const void *key), int *inserted)
+static void plan_row_fill(struct plan_row *r, const struct target *t)
 {
-    char *a = *array;
-    size_t i = 0;
-    while (i < *count && cmp(a + i * size, key) < 0)
-        i++;
-    *inserted = !(i < *count && cmp(a + i * size, key) == 0);
-    if (!*inserted)
-        return i;
-    a = realloc(a, (*count + 1) * size);
-    if (!a) {
-        fprintf(stderr, "gemm-rvv-gen: out of memory\n");
-        exit(1);
-    }
-    for (size_t j = *count; j > i; j--)
-        for (size_t b = 0; b < size; b++)
-            a[j * size + b] = a[(j - 1) * size + b];
-    for (size_t b = 0; b < size; b++)
-        a[i * size + b] = 0;
-    (*count)++;
-    *array = a;
-    return i;
-}
-
-struct shape_key {
-    uint64_t n, k;
-    unsigned bucket;
-};
-
-static int kernel_cmp(const void *item, const void *key)
-{
-    const struct kernel_spec *s = item;
-    const struct shape_key *k = key;
-    return key_cmp(s->k, s->bucket, 0, k->k, k->bucket, 0);
-}
-
-static int row_cmp(const void *item, const void *key)
-{
-    const struct registry_row *r = item;
-    const struct shape_key *k = key;
-    return key_cmp(r->n, r->k, r->bucket, k->n, k->k, k->bucket);
-}
-
-/* Kernels and registry rows are kept sorted, so the output does not depend on the order of
- * the layers in the file. */
-static void add_kernel(struct plan *p, struct shape_key key)
-{
-    int inserted;
-    size_t i = find_or_insert((void **)&p->kernels, &p->kernel_count, sizeof *p->kernels, &key,
-                              kernel_cmp, &inserted);
-    if (inserted) {
-        struct kernel_spec *s = &p->kernels[i];
-        s->bucket = key.bucket;
-        s->k = key.k;
-        s->tile = tile_choose(key.bucket);
-        kernel_name(s->name, sizeof s->name, key.bucket, key.k);
-    }
-    i = find_or_insert((void **)&p->rows, &p->row_count, sizeof *p->rows, &key, row_cmp,
-                       &inserted);
-    p->rows[i].n = key.n;
-    p->rows[i].k = key.k;
-    p->rows[i].bucket = key.bucket;
-}
-
-static size_t kernel_index(const struct plan *p, uint64_t k, unsigned bucket)
-{
-    struct shape_key key = {0, k, bucket};
-    size_t i = 0;
-    while (kernel_cmp(&p->kernels[i], &key) != 0)
-        i++;
-    return i;
+    r->tile = tile_choose(r->bucket);
+    uint64_t l2 = t->l2_kib * 1024;
+    r->blocking[SHARE_ALONE] = blocking_choose(t, r->tile, r->bucket, r->n, r->k, l2);
+    r->blocking[SHARE_CLUSTER] =
+        blocking_choose(t, r->tile, r->bucket, r->n, r->k, l2 / t->l2_cores);
+    plan_name(r->name, sizeof r->name, r->bucket, r->n, r->k);
 }
 
 int plan_build(const struct shapes *s, const struct gate *g, const struct buckets *b,
-               struct plan *out)
+               const struct target *t, struct plan *out)
 {
     size_t total = 0;
     for (size_t i = 0; i < s->count; i++)
         total += s->layers[i].m_count;
 
-    struct plan p = {calloc(total ? total : 1, sizeof *p.entries), 0, NULL, 0, NULL, 0, 0};
-    if (!p.entries)
+    struct plan p = {0};
+    p.target = *t;
+    p.entries = calloc(total ? total : 1, sizeof *p.entries);
+    p.rows = calloc(total ? total : 1, sizeof *p.rows);
+    if (!p.entries || !p.rows) {
+        plan_free(&p);
         return -1;
+    }
+    /* Every kernel entry's shape key, then sorted and made unique: the output does not
+     * depend on the order of the layers in the file. */
     for (size_t i = 0; i < s->count; i++) {
         const struct layer *l = &s->layers[i];
         for (size_t j = 0; j < l->m_count; j++) {
@@ -113,25 +55,39 @@ int plan_build(const struct shapes *s, const struct gate *g, const struct bucket
             e->layer = i;
             e->m = l->m[j];
             e->decision = gate_decide(g, b, l->m[j], l->n, l->k);
-            e->kernel = NO_KERNEL;
-            if (e->decision.verdict == VERDICT_KERNEL) {
-                struct shape_key key = {l->n, l->k, e->decision.bucket};
-                add_kernel(&p, key);
-            } else {
+            e->row = NO_PLAN;
+            if (e->decision.verdict != VERDICT_KERNEL) {
                 p.fallback_count++;
+                continue;
             }
+            struct plan_row *r = &p.rows[p.row_count++];
+            r->n = l->n;
+            r->k = l->k;
+            r->bucket = e->decision.bucket;
         }
     }
-    /* Indices are resolved after all inserts, which shift the sorted lists. */
+    qsort(p.rows, p.row_count, sizeof *p.rows, row_cmp);
+    size_t unique = 0;
+    for (size_t i = 0; i < p.row_count; i++)
+        if (unique == 0 || row_cmp(&p.rows[unique - 1], &p.rows[i]) != 0)
+            p.rows[unique++] = p.rows[i];
+    p.row_count = unique;
+    for (size_t i = 0; i < p.row_count; i++) {
+        plan_row_fill(&p.rows[i], t);
+        unsigned *most = &p.tile_rows_by_lmul[p.rows[i].tile.lmul];
+        if (p.rows[i].tile.rows > *most)
+            *most = p.rows[i].tile.rows;
+    }
     for (size_t i = 0; i < p.count; i++) {
         struct plan_entry *e = &p.entries[i];
         if (e->decision.verdict != VERDICT_KERNEL)
             continue;
-        e->kernel = kernel_index(&p, s->layers[e->layer].k, e->decision.bucket);
-        p.kernels[e->kernel].users++;
+        struct plan_row key = {.n = s->layers[e->layer].n, .k = s->layers[e->layer].k,
+                               .bucket = e->decision.bucket};
+        struct plan_row *r = bsearch(&key, p.rows, p.row_count, sizeof *p.rows, row_cmp);
+        e->row = (size_t)(r - p.rows);
+        r->users++;
     }
-    for (size_t i = 0; i < p.row_count; i++)
-        p.rows[i].kernel = kernel_index(&p, p.rows[i].k, p.rows[i].bucket);
     *out = p;
     return 0;
 }
@@ -139,10 +95,8 @@ int plan_build(const struct shapes *s, const struct gate *g, const struct bucket
 void plan_free(struct plan *p)
 {
     free(p->entries);
-    free(p->kernels);
     free(p->rows);
     p->entries = NULL;
-    p->kernels = NULL;
     p->rows = NULL;
-    p->count = p->kernel_count = p->row_count = p->fallback_count = 0;
+    p->count = p->row_count = p->fallback_count = 0;
 }

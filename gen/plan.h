@@ -1,56 +1,55 @@
-/* From checked shapes to decisions and kernel specs: pure data, no files. */
+/* From checked shapes to decisions and plans: pure data, no files. */
 #ifndef GEN_PLAN_H
 #define GEN_PLAN_H
 
 #include <stddef.h>
 
+#include "blocking.h"
 #include "gate.h"
 #include "shapes.h"
+#include "target.h"
 #include "tile.h"
 
-#define KERNEL_NAME_MAX 64
-#define NO_KERNEL ((size_t)-1)
+#define PLAN_NAME_MAX 80
+#define NO_PLAN ((size_t)-1)
 
-/* One generated kernel. Its code depends on K, the M bucket and the tile, not on N: the
- * columns are walked in strips of VLMAX, a run-time number, so every N of the same (K, bucket)
- * shares it. The registry then lists it once per N. */
-struct kernel_spec {
-    unsigned bucket; /* 1: the M=1 GEMV kernel; else the largest M of a GEMM kernel */
-    uint64_t k;
-    struct tile tile;
-    char name[KERNEL_NAME_MAX]; /* "bf16_gemm_m8_k4096": types, kind, bucket, K */
-    size_t users;               /* how many (layer, M) entries map to it */
-};
+/* The two shares of the L2 a plan is blocked for, as GR_L2_ALONE / GR_L2_SHARED. */
+enum { SHARE_ALONE = 0, SHARE_CLUSTER = 1, SHARES = 2 };
 
-/* A registry row: the shape key (N, K, bucket) and its kernel. */
-struct registry_row {
+/* One generated plan: how the runtime blocks one shape key (N, K, M bucket). */
+struct plan_row {
     uint64_t n, k;
-    unsigned bucket;
-    size_t kernel; /* index into plan.kernels */
+    unsigned bucket;                 /* 1: the GEMV; else the largest M of the block */
+    struct tile tile;
+    struct blocking blocking[SHARES]; /* the whole L2; one core's share of it */
+    char name[PLAN_NAME_MAX];        /* "bf16_gemm_m16_n4096_k4096" */
+    size_t users;                    /* (layer, M) entries it serves */
 };
 
 struct plan_entry {
-    size_t layer;    /* index into shapes.layers */
+    size_t layer; /* index into shapes.layers */
     uint64_t m;
     struct decision decision;
-    size_t kernel;   /* index into plan.kernels, or NO_KERNEL */
+    size_t row;   /* index into plan.rows, or NO_PLAN */
 };
 
 struct plan {
     struct plan_entry *entries; /* file order: layers as written, M increasing */
     size_t count;
-    struct kernel_spec *kernels; /* ordered by K, bucket */
-    size_t kernel_count;
-    struct registry_row *rows;   /* ordered by N, K, bucket */
+    struct plan_row *rows;      /* sorted by N, K, bucket */
     size_t row_count;
     size_t fallback_count;
+    /* The micro-kernels to emit: for each LMUL (1, 2, 4, 8), the most rows a tile has. */
+    unsigned tile_rows_by_lmul[9];
+    struct target target;
 };
 
+/* Returns 0, or -1 when memory ran out (nothing is left allocated). */
 int plan_build(const struct shapes *s, const struct gate *g, const struct buckets *b,
-               struct plan *out);
+               const struct target *t, struct plan *out);
 void plan_free(struct plan *p);
 
-/* "bf16_gemv_m1_k4096" or "bf16_gemm_m8_k4096". */
-void kernel_name(char *buf, size_t size, unsigned bucket, uint64_t k);
+/* "bf16_gemv_m1_n4096_k4096" or "bf16_gemm_m8_n4096_k4096". */
+void plan_name(char *buf, size_t size, unsigned bucket, uint64_t n, uint64_t k);
 
 #endif

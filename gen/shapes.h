@@ -8,6 +8,7 @@
 
 #include "diag.h"
 #include "gate.h"
+#include "target.h"
 
 struct layer {
     char *name;
@@ -25,6 +26,7 @@ struct shapes {
     bool gate_set[4];        /* which of min_n, min_k, max_m, min_mnk the file set */
     struct buckets buckets;  /* the file's buckets, or the defaults */
     bool buckets_set;
+    struct target target;    /* the file's target machine, the K1 where it says nothing */
 };
 
 /* Reads and checks a shapes file. Returns 0, or -1 after reporting every problem through d. */

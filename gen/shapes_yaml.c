@@ -138,7 +138,8 @@ typedef void (*key_handler)(struct reader *r, const char *key, yaml_node_t *valu
  * (at most KNOWN_MAX names, shown in the message); hands each known key to `handle`. Repeats
  * are found through the line each known key was first seen at, so a mapping of many keys
  * costs no more than one pass. */
-#define KNOWN_MAX 8
+#define KNOWN_MAX 16
+_Static_assert(TARGET_FIELDS <= KNOWN_MAX, "walk_mapping tracks at most KNOWN_MAX keys");
 
 static void walk_mapping(struct reader *r, yaml_node_t *map, const char *where,
                          const char *const *known, key_handler handle, void *ctx)
@@ -489,6 +490,19 @@ static void read_buckets(struct reader *r, yaml_node_t *node)
     r->s->buckets_set = true;
 }
 
+static void target_key(struct reader *r, const char *key, yaml_node_t *value, void *ctx)
+{
+    (void)ctx;
+    char what[40];
+    snprintf(what, sizeof what, "target.%s", key);
+    uint64_t *field = target_field(&r->s->target, key);
+    if (read_uint(r, value, what, 1, 999999999, field) != 0)
+        return;
+    const char *bad = target_check(&r->s->target);
+    if (bad[0])
+        diag_error(r->d, line_of(value), col_of(value), "target: %s", bad);
+}
+
 struct top_ctx {
     int have_layers;
 };
@@ -508,6 +522,11 @@ static void top_key(struct reader *r, const char *key, yaml_node_t *value, void 
             walk_mapping(r, value, "in gate", gate_keys, gate_key, NULL);
     } else if (strcmp(key, "buckets") == 0) {
         read_buckets(r, value);
+    } else if (strcmp(key, "target") == 0) {
+        if (value->type != YAML_MAPPING_NODE)
+            expected(r, value, "target", "a mapping such as {l2_kib: 128, vlen: 256}");
+        else
+            walk_mapping(r, value, "in target", target_field_names, target_key, NULL);
     } else {
         c->have_layers = 1;
         read_layers(r, value);
@@ -516,7 +535,7 @@ static void top_key(struct reader *r, const char *key, yaml_node_t *value, void 
 
 static void read_root(struct reader *r, yaml_node_t *root)
 {
-    static const char *const known[] = {"model", "gate", "buckets", "layers", NULL};
+    static const char *const known[] = {"model", "gate", "buckets", "target", "layers", NULL};
     struct top_ctx c = {0};
 
     if (root->type == YAML_SEQUENCE_NODE) { /* a bare list of layers */
@@ -554,6 +573,7 @@ static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out
     memset(out, 0, sizeof *out);
     out->gate = gate_default();
     out->buckets = buckets_default();
+    out->target = target_default();
 
     if (!yaml_parser_load(parser, &doc)) {
         parser_error(d, parser);

@@ -2,14 +2,6 @@
 
 #include "bf16.h"
 
-void gr_widen_activations(const uint16_t *x, size_t m, size_t ldx, size_t k, size_t bucket,
-                          float *x_f)
-{
-    for (size_t r = 0; r < m; r++)
-        for (size_t j = 0; j < k; j++)
-            x_f[j * bucket + r] = gr_bf16_to_f32(x[r * ldx + j]);
-}
-
 void gr_widen_rows(const uint16_t *x, size_t m, size_t ldx, size_t k, float *x_f)
 {
     for (size_t r = 0; r < m; r++)

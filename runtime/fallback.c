@@ -3,14 +3,19 @@
 #include <math.h>
 
 #include "bf16.h"
-#include "pack.h"
 
 static void widen_column(const struct gr_weight_view *w, size_t n, float *col)
 {
     const size_t k = w->k;
     if (w->packed) {
-        for (size_t j = 0; j < k; j++)
-            col[j] = gr_bf16_to_f32(gr_packed_get(w->packed, k, w->panel_width, n, j));
+        /* Column n's words: one per k-pair, a panel row apart. */
+        const size_t pw = w->panel_width, pairs = (k + 1) / 2;
+        const uint32_t *word = w->packed + n / pw * pairs * pw + n % pw;
+        for (size_t j = 0; j < k; j += 2, word += pw) {
+            col[j] = gr_bf16_to_f32((uint16_t)*word);
+            if (j + 1 < k)
+                col[j + 1] = gr_bf16_to_f32((uint16_t)(*word >> 16));
+        }
     } else {
         const uint16_t *row = w->plain + n * w->ldw;
         for (size_t j = 0; j < k; j++)
@@ -29,13 +34,14 @@ static void store(void *y, size_t i, int y_bf16, float acc, const float *bias, s
         ((float *)y)[i] = acc;
 }
 
-/* The kernels' order and roundings: one rounded product, then fused multiply-adds (vfmacc).
- * A plain `acc += a * b` would round the product first, which differs when a product of two
- * tiny BF16 values falls below FP32's normal range. */
+/* The kernels' order and roundings: fused multiply-adds (vfmacc) from -0.0f, whose first
+ * gives the rounded product's bits for every product, +-0 included. A plain `acc += a * b`
+ * would round each product first, which differs when a product of two tiny BF16 values
+ * falls below FP32's normal range. */
 static float dot(const float *x, const float *w, size_t k)
 {
-    float acc = x[0] * w[0];
-    for (size_t j = 1; j < k; j++)
+    float acc = -0.0f;
+    for (size_t j = 0; j < k; j++)
         acc = fmaf(x[j], w[j], acc);
     return acc;
 }
@@ -53,8 +59,8 @@ void gr_fallback(const float *x_f, size_t m, const struct gr_weight_view *w, con
             widen_column(w, n + c, col_buf + c * k);
         for (size_t r = 0; r < m; r++) {
             const float *xr = x_f + r * k;
-            float a0 = xr[0] * c0[0], a1 = xr[0] * c1[0], a2 = xr[0] * c2[0], a3 = xr[0] * c3[0];
-            for (size_t j = 1; j < k; j++) {
+            float a0 = -0.0f, a1 = -0.0f, a2 = -0.0f, a3 = -0.0f;
+            for (size_t j = 0; j < k; j++) {
                 a0 = fmaf(xr[j], c0[j], a0);
                 a1 = fmaf(xr[j], c1[j], a1);
                 a2 = fmaf(xr[j], c2[j], a2);

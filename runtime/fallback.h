@@ -5,7 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Where the fallback reads W: packed words (packed != NULL) or a plain [n, k] array. */
+/* Where the fallback reads W: packed words (packed != NULL, the kernels' layout) or a plain
+ * [n, k] array. */
 struct gr_weight_view {
     const uint32_t *packed;
     size_t panel_width;
@@ -18,9 +19,9 @@ struct gr_weight_view {
  * of X and keep the FPU busy. */
 #define GR_FALLBACK_COLS 4
 
-/* Y = X W^T (+ bias) for m rows and the columns [col_begin, col_end), summing in increasing k
- * from the first product, as the kernels do. x_f holds the m rows of X widened to FP32, row
- * after row (gr_widen_rows); col_buf holds GR_FALLBACK_COLS * k floats (widened columns). */
+/* Y = X W^T (+ bias) for m rows and the columns [col_begin, col_end), each sum in increasing
+ * k, one fmaf at a time from -0.0f, as the kernels do. x_f holds the m rows of X widened to
+ * FP32, row after row (gr_widen_rows); col_buf holds GR_FALLBACK_COLS * k floats. */
 void gr_fallback(const float *x_f, size_t m, const struct gr_weight_view *w, const float *bias,
                  void *y, size_t ldy, int y_bf16, size_t col_begin, size_t col_end,
                  float *col_buf);

@@ -1,5 +1,6 @@
-/* The public Linear calls: argument checks, the choice between kernel and fallback, the
- * per-call activation widening, and the split of the columns over the worker threads. */
+/* The public Linear calls: argument checks, the choice between a plan and the fallback, the
+ * scratch a call takes before it writes anything, and the split of the columns over the
+ * worker threads. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -8,11 +9,13 @@
 #include "activations.h"
 #include "counters.h"
 #include "cpu.h"
+#include "driver.h"
 #include "fallback.h"
 #include "gemm_rvv.h"
-#include "kernel.h"
+#include "gr_contract.h"
 #include "pack.h"
 #include "registry_lookup.h"
+#include "scratch.h"
 #include "threads.h"
 
 /* Rows of X the fallback widens at a time: 64 x K floats stay small, and are shared by all
@@ -21,12 +24,15 @@
 
 struct gemm_rvv_weight {
     size_t n, k;
-    size_t panel_width;
+    /* The kernels' packed layout when this build has a plan for (N, K) and the core has V;
+     * else a plain [N, K] copy (row stride K) for the fallback. 64-byte aligned. */
     uint32_t *packed;
+    size_t panel_width;
+    uint16_t *plain;
     /* Calls hold it shared, update holds it exclusive: no call sees half-packed values. */
     pthread_rwlock_t lock;
-    /* The registry rows of this (N, K), found once at create: calls do no search. */
-    struct gr_shape_kernels kernels;
+    /* The plans of this (N, K), found once at create: calls do no search. */
+    struct gr_shape_plans plans;
     /* The counter rows of this (N, K), one per M bucket (1, 2, 4, ... 2^31), found on first
      * use: steady-state calls do not search the counter table either. */
     _Atomic(struct gr_counter *) counters[32];
@@ -35,6 +41,7 @@ struct gemm_rvv_weight {
 /* ---- settings ----------------------------------------------------------------------------- */
 
 static atomic_int forced_fallback;
+static int forced_share = -1; /* GEMM_RVV_BLOCKING: -1 by thread count, else GR_L2_* */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 static void read_env(void)
@@ -42,6 +49,11 @@ static void read_env(void)
     const char *v = getenv("GEMM_RVV_DISABLE");
     if (v && *v && strcmp(v, "0") != 0)
         atomic_store(&forced_fallback, 1);
+    v = getenv("GEMM_RVV_BLOCKING");
+    if (v && strcmp(v, "alone") == 0)
+        forced_share = GR_L2_ALONE;
+    else if (v && strcmp(v, "shared") == 0)
+        forced_share = GR_L2_SHARED;
 }
 
 void gemm_rvv_force_fallback(int on)
@@ -102,48 +114,46 @@ static gemm_rvv_status check_call(const uint16_t *x, int64_t m, int64_t ldx, int
 
 /* ---- one call ----------------------------------------------------------------------------- */
 
-/* What the column pieces of one call share. */
+/* What the column pieces of one call share: piece i computes columns [i * piece_cols, ...)
+ * with scratch block i. */
 struct call {
+    size_t n, piece_cols;
+    struct gr_scratch scratch;
+    /* a plan's call */
+    struct gr_drive drive;
+    /* the fallback's call */
     const struct gr_weight_view *w;
-    const struct gr_kernel_entry *kernel; /* NULL: the fallback */
-    struct gr_kernel_args args;           /* x is the widened block of rows, for both paths */
-    size_t piece_cols;                    /* columns per piece, a multiple of panel_width */
-    float *col_bufs;                      /* the fallback's: GR_FALLBACK_COLS * K per piece */
+    const float *x_f, *bias;
+    size_t rows, ldy;
+    void *y;
+    int y_bf16;
 };
 
-static void run_piece(void *ctx, size_t i)
+static void drive_piece(void *ctx, size_t i)
 {
     const struct call *c = ctx;
-    size_t begin = i * c->piece_cols;
-    size_t end = begin + c->piece_cols < c->w->n ? begin + c->piece_cols : c->w->n;
-    if (c->kernel)
-        (c->w->packed ? c->kernel->packed : c->kernel->plain)(&c->args, begin, end);
-    else
-        gr_fallback(c->args.x, c->args.m, c->w, c->args.bias, c->args.y, c->args.ldy,
-                    c->args.y_bf16, begin, end, c->col_bufs + i * GR_FALLBACK_COLS * c->w->k);
+    size_t begin = i * c->piece_cols, end = begin + c->piece_cols;
+    gr_drive_columns(&c->drive, begin, end < c->n ? end : c->n, c->scratch.block[i]);
 }
 
-/* Splits the columns into pieces of whole panels, about two per thread (so a slow thread
- * holds back less), and runs them. */
-static gemm_rvv_status run_columns(struct call *c, size_t panel_width)
+static void fallback_piece(void *ctx, size_t i)
 {
-    size_t panels = c->w->n / panel_width + (c->w->n % panel_width != 0);
-    size_t threads = (size_t)gr_threads_get();
-    size_t pieces = threads > 1 ? 2 * threads : 1;
+    const struct call *c = ctx;
+    size_t begin = i * c->piece_cols, end = begin + c->piece_cols;
+    gr_fallback(c->x_f, c->rows, c->w, c->bias, c->y, c->ldy, c->y_bf16, begin,
+                end < c->n ? end : c->n, c->scratch.block[i + 1]);
+}
+
+/* Splits the columns into one piece of whole panels per thread; returns the piece count. */
+static size_t split_columns(struct call *c, size_t panel_width)
+{
+    size_t panels = c->n / panel_width + (c->n % panel_width != 0);
+    size_t pieces = (size_t)gr_threads_get();
     if (pieces > panels)
         pieces = panels;
-    size_t panels_per_piece = panels / pieces + (panels % pieces != 0);
-    c->piece_cols = panels_per_piece * panel_width;
-    pieces = panels / panels_per_piece + (panels % panels_per_piece != 0);
-    c->col_bufs = NULL;
-    if (!c->kernel) {
-        c->col_bufs = malloc(pieces * GR_FALLBACK_COLS * c->w->k * sizeof *c->col_bufs);
-        if (!c->col_bufs)
-            return GEMM_RVV_ERR_NOMEM;
-    }
-    gr_parallel_for(pieces, run_piece, c);
-    free(c->col_bufs);
-    return GEMM_RVV_OK;
+    size_t per_piece = panels / pieces + (panels % pieces != 0);
+    c->piece_cols = per_piece * panel_width;
+    return panels / per_piece + (panels % per_piece != 0);
 }
 
 /* The counter row of a call; cache is the weight object's, or NULL for plain weights. */
@@ -162,55 +172,98 @@ static struct gr_counter *counter_of(_Atomic(struct gr_counter *) *cache, size_t
     return c;
 }
 
+static void *row_of(void *y, size_t row, size_t ldy, int y_bf16)
+{
+    return y_bf16 ? (void *)((uint16_t *)y + row * ldy) : (void *)((float *)y + row * ldy);
+}
+
+/* A plan's call: every row block of plan->bucket rows over all the columns. */
+static gemm_rvv_status run_plan(struct call *c, const struct gr_plan *plan, const uint16_t *x,
+                                size_t m, size_t ldx, const struct gr_weight_view *w)
+{
+    size_t panel_width = w->packed ? w->panel_width : gr_panel_width();
+    int share = forced_share >= 0 ? forced_share
+                                  : gr_threads_get() > 1 ? GR_L2_SHARED : GR_L2_ALONE;
+    struct gr_drive *d = &c->drive;
+    gr_drive_init(d, plan, share, plan->variant->vlenb(), panel_width);
+    d->ldx = ldx;
+    d->packed = w->packed;
+    d->plain = w->plain;
+    d->ldw = w->ldw;
+    d->bias = c->bias;
+    d->ldy = c->ldy;
+    d->y_bf16 = c->y_bf16;
+    size_t pieces = split_columns(c, panel_width);
+    if (gr_scratch_take(&c->scratch, pieces, gr_drive_bytes(d)) != 0)
+        return GEMM_RVV_ERR_NOMEM;
+    for (size_t row = 0; row < m; row += plan->bucket) {
+        d->x = x + row * ldx;
+        d->rows = m - row < plan->bucket ? m - row : plan->bucket;
+        d->y = row_of(c->y, row, c->ldy, c->y_bf16);
+        gr_parallel_for(pieces, drive_piece, c);
+    }
+    gr_scratch_give_back(&c->scratch);
+    return GEMM_RVV_OK;
+}
+
+/* The fallback's call: blocks of FALLBACK_BLOCK_ROWS rows, each widened once into the shared
+ * scratch block 0, then its columns split over the threads (blocks 1 ..). */
+static gemm_rvv_status run_fallback(struct call *c, const uint16_t *x, size_t m, size_t ldx,
+                                    const struct gr_weight_view *w)
+{
+    size_t block = m < FALLBACK_BLOCK_ROWS ? m : FALLBACK_BLOCK_ROWS;
+    size_t pieces = split_columns(c, w->packed ? w->panel_width : GR_FALLBACK_COLS * 16);
+    if (gr_scratch_take(&c->scratch, 1, block * w->k * sizeof(float)) != 0 ||
+        gr_scratch_take(&c->scratch, pieces, GR_FALLBACK_COLS * w->k * sizeof(float)) != 0) {
+        gr_scratch_give_back(&c->scratch);
+        return GEMM_RVV_ERR_NOMEM;
+    }
+    c->w = w;
+    c->x_f = c->scratch.block[0];
+    for (size_t row = 0; row < m; row += block) {
+        c->rows = m - row < block ? m - row : block;
+        gr_widen_rows(x + row * ldx, c->rows, ldx, w->k, c->scratch.block[0]);
+        c->y = row_of(c->y, row ? block : 0, c->ldy, c->y_bf16);
+        gr_parallel_for(pieces, fallback_piece, c);
+    }
+    gr_scratch_give_back(&c->scratch);
+    return GEMM_RVV_OK;
+}
+
 static gemm_rvv_status run(const uint16_t *x, size_t m, size_t ldx,
-                           const struct gr_weight_view *w, const struct gr_shape_kernels *ks,
+                           const struct gr_weight_view *w, const struct gr_shape_plans *plans,
                            _Atomic(struct gr_counter *) *counter_cache, const float *bias,
                            void *y, size_t ldy, gemm_rvv_type y_type)
 {
-    const struct gr_kernel_entry *kernel = NULL;
-    if (ks->count > 0 && gemm_rvv_kernels_active()) {
-        kernel = gr_pick_kernel(ks, m);
-        if (!kernel && ks->entry[ks->count - 1]->bucket > 1)
-            kernel = ks->entry[ks->count - 1]; /* M above every bucket: blocks of rows */
-    }
+    const struct gr_plan *plan = NULL;
+    if (plans->count > 0 && gemm_rvv_kernels_active())
+        plan = gr_pick_plan(plans, m);
     struct gr_counter *counter = counter_of(counter_cache, w->n, w->k, m);
     if (counter)
-        atomic_fetch_add(kernel ? &counter->kernel_calls : &counter->fallback_calls, 1);
+        atomic_fetch_add(plan ? &counter->kernel_calls : &counter->fallback_calls, 1);
 
-    struct call c = {w, kernel, {NULL, m, w->packed, w->panel_width, w->plain, w->ldw, bias,
-                                 y, ldy, y_type == GEMM_RVV_BF16},
-                     0, NULL};
-    size_t panel_width = w->packed ? w->panel_width : gr_panel_width();
-
-    /* Rows go in blocks: a kernel's bucket (its activations are k-major, bucket floats per k),
-     * or FALLBACK_BLOCK_ROWS rows for the fallback. Each block is widened once and its columns
-     * split over the threads. */
-    size_t block = kernel ? kernel->bucket : FALLBACK_BLOCK_ROWS;
-    size_t floats;
-    if (__builtin_mul_overflow(w->k, kernel || m > block ? block : m, &floats) ||
-        floats > SIZE_MAX / sizeof(float))
-        return GEMM_RVV_ERR_OVERFLOW;
-    float *x_f = malloc(floats * sizeof *x_f);
-    if (!x_f)
-        return GEMM_RVV_ERR_NOMEM;
-    gemm_rvv_status s = GEMM_RVV_OK;
-    for (size_t row = 0; row < m && s == GEMM_RVV_OK; row += block) {
-        size_t rows = m - row < block ? m - row : block;
-        if (kernel)
-            gr_widen_activations(x + row * ldx, rows, ldx, w->k, block, x_f);
-        else
-            gr_widen_rows(x + row * ldx, rows, ldx, w->k, x_f);
-        c.args.x = x_f;
-        c.args.m = rows;
-        c.args.y = y_type == GEMM_RVV_BF16 ? (void *)((uint16_t *)y + row * ldy)
-                                           : (void *)((float *)y + row * ldy);
-        s = run_columns(&c, panel_width);
-    }
-    free(x_f);
-    return s;
+    struct call c;
+    memset(&c, 0, sizeof c);
+    c.n = w->n;
+    c.bias = bias;
+    c.y = y;
+    c.ldy = ldy;
+    c.y_bf16 = y_type == GEMM_RVV_BF16;
+    return plan ? run_plan(&c, plan, x, m, ldx, w) : run_fallback(&c, x, m, ldx, w);
 }
 
 /* ---- the API ------------------------------------------------------------------------------ */
+
+/* Fills the object's copy of W: packed for the kernels, or plain rows for the fallback. */
+static void store_weights(struct gemm_rvv_weight *obj, const uint16_t *w, size_t ldw)
+{
+    if (obj->packed) {
+        gr_pack(w, obj->n, obj->k, ldw, obj->panel_width, obj->packed);
+        return;
+    }
+    for (size_t row = 0; row < obj->n; row++)
+        memcpy(obj->plain + row * obj->k, w + row * ldw, obj->k * sizeof *w);
+}
 
 gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, int64_t ldw,
                                        gemm_rvv_weight **out)
@@ -220,23 +273,30 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
         return GEMM_RVV_ERR_NULL;
     if ((s = check_matrix(n, k, ldw, sizeof(uint16_t))) != GEMM_RVV_OK)
         return s;
-    size_t pw = gr_panel_width();
-    size_t words = gr_packed_words((size_t)n, (size_t)k, pw);
-    if (words == 0)
-        return GEMM_RVV_ERR_OVERFLOW;
-    struct gemm_rvv_weight *obj = malloc(sizeof *obj);
-    uint32_t *packed = malloc(words * sizeof *packed);
-    if (!obj || !packed || pthread_rwlock_init(&obj->lock, NULL) != 0) {
-        free(obj);
-        free(packed);
+    struct gemm_rvv_weight *obj = calloc(1, sizeof *obj);
+    if (!obj)
         return GEMM_RVV_ERR_NOMEM;
-    }
     obj->n = (size_t)n;
     obj->k = (size_t)k;
-    obj->panel_width = pw;
-    obj->packed = packed;
-    gr_pack(w, obj->n, obj->k, (size_t)ldw, pw, packed);
-    gr_find_kernels(obj->n, obj->k, &obj->kernels);
+    gr_find_plans(obj->n, obj->k, &obj->plans);
+    if (obj->plans.count > 0 && gr_cpu_has_vector()) {
+        obj->panel_width = gr_panel_width();
+        size_t words = gr_packed_words(obj->n, obj->k, obj->panel_width);
+        if (words == 0) {
+            free(obj);
+            return GEMM_RVV_ERR_OVERFLOW;
+        }
+        obj->packed = gr_alloc_aligned(words * sizeof(uint32_t));
+    } else {
+        obj->plain = gr_alloc_aligned(obj->n * obj->k * sizeof(uint16_t));
+    }
+    if ((!obj->packed && !obj->plain) || pthread_rwlock_init(&obj->lock, NULL) != 0) {
+        free(obj->packed);
+        free(obj->plain);
+        free(obj);
+        return GEMM_RVV_ERR_NOMEM;
+    }
+    store_weights(obj, w, (size_t)ldw);
     for (size_t i = 0; i < sizeof obj->counters / sizeof obj->counters[0]; i++)
         atomic_init(&obj->counters[i], NULL);
     *out = obj;
@@ -252,7 +312,7 @@ gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *
     if (s != GEMM_RVV_OK)
         return s;
     pthread_rwlock_wrlock(&weight->lock);
-    gr_pack(w, weight->n, weight->k, (size_t)ldw, weight->panel_width, weight->packed);
+    store_weights(weight, w, (size_t)ldw);
     pthread_rwlock_unlock(&weight->lock);
     return GEMM_RVV_OK;
 }
@@ -263,6 +323,7 @@ void gemm_rvv_weight_free(gemm_rvv_weight *weight)
         return;
     pthread_rwlock_destroy(&weight->lock);
     free(weight->packed);
+    free(weight->plain);
     free(weight);
 }
 
@@ -276,11 +337,11 @@ gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
                                    y_type);
     if (s != GEMM_RVV_OK)
         return s;
-    struct gr_weight_view view = {weight->packed, weight->panel_width, NULL, 0, weight->n,
-                                  weight->k};
+    struct gr_weight_view view = {weight->packed, weight->panel_width, weight->plain,
+                                  weight->k, weight->n, weight->k};
     pthread_rwlock_t *lock = (pthread_rwlock_t *)&weight->lock;
     pthread_rwlock_rdlock(lock);
-    s = run(x, (size_t)m, (size_t)ldx, &view, &weight->kernels,
+    s = run(x, (size_t)m, (size_t)ldx, &view, &weight->plans,
             ((gemm_rvv_weight *)weight)->counters, bias, y, (size_t)ldy, y_type);
     pthread_rwlock_unlock(lock);
     return s;
@@ -298,8 +359,8 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
         s = check_matrix(n, k, ldw, sizeof(uint16_t));
     if (s != GEMM_RVV_OK)
         return s;
-    struct gr_shape_kernels kernels;
-    gr_find_kernels((uint64_t)n, (uint64_t)k, &kernels);
+    struct gr_shape_plans plans;
+    gr_find_plans((uint64_t)n, (uint64_t)k, &plans);
     struct gr_weight_view view = {NULL, 0, w, (size_t)ldw, (size_t)n, (size_t)k};
-    return run(x, (size_t)m, (size_t)ldx, &view, &kernels, NULL, bias, y, (size_t)ldy, y_type);
+    return run(x, (size_t)m, (size_t)ldx, &view, &plans, NULL, bias, y, (size_t)ldy, y_type);
 }

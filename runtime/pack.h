@@ -1,5 +1,6 @@
-/* The packed weight layout the kernels read (see kernel.h): panels of panel_width columns,
- * each K_PAIRS rows of 32-bit words holding two k-adjacent BF16 weights of one column. */
+/* The packed weight layout the micro-kernels read (gr_contract.h): panels of panel_width
+ * columns, each (K + 1) / 2 rows of 32-bit words holding two k-adjacent BF16 weights of one
+ * column, zero past N and K. Scalar code, done once per weight object. */
 #ifndef GEMM_RVV_PACK_H
 #define GEMM_RVV_PACK_H
 

@@ -1,34 +1,36 @@
 #include "registry_lookup.h"
 
-static int key_cmp(const struct gr_kernel_entry *e, uint64_t n, uint64_t k)
+static int key_cmp(const struct gr_plan *p, uint64_t n, uint64_t k)
 {
-    if (e->n != n)
-        return e->n < n ? -1 : 1;
-    if (e->k != k)
-        return e->k < k ? -1 : 1;
+    if (p->n != n)
+        return p->n < n ? -1 : 1;
+    if (p->k != k)
+        return p->k < k ? -1 : 1;
     return 0;
 }
 
-void gr_find_kernels(uint64_t n, uint64_t k, struct gr_shape_kernels *out)
+void gr_find_plans(uint64_t n, uint64_t k, struct gr_shape_plans *out)
 {
     size_t lo = 0, hi = gr_registry_count;
     while (lo < hi) { /* first row with key >= (n, k) */
         size_t mid = lo + (hi - lo) / 2;
-        if (key_cmp(&gr_registry[mid], n, k) < 0)
+        if (key_cmp(gr_registry[mid], n, k) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     out->count = 0;
-    for (size_t i = lo; i < gr_registry_count && key_cmp(&gr_registry[i], n, k) == 0 &&
-                        out->count < GR_KERNELS_PER_SHAPE; i++)
-        out->entry[out->count++] = &gr_registry[i];
+    for (size_t i = lo; i < gr_registry_count && key_cmp(gr_registry[i], n, k) == 0 &&
+                        out->count < GR_BUCKETS_MAX + 1; i++)
+        out->plan[out->count++] = gr_registry[i];
 }
 
-const struct gr_kernel_entry *gr_pick_kernel(const struct gr_shape_kernels *s, size_t m)
+const struct gr_plan *gr_pick_plan(const struct gr_shape_plans *s, size_t m)
 {
     for (size_t i = 0; i < s->count; i++)
-        if (s->entry[i]->bucket >= m)
-            return s->entry[i];
+        if (s->plan[i]->bucket >= m)
+            return s->plan[i];
+    if (s->count > 0 && s->plan[s->count - 1]->bucket > 1)
+        return s->plan[s->count - 1];
     return NULL;
 }

@@ -12,7 +12,8 @@ fi
 ok=0 bad=0
 for src in "$@"; do
   if "$clang" --target=riscv64-linux-gnu -march=rv64gcv -std=c11 -O2 -Wall -Wextra -Werror \
-       -ffreestanding -Iruntime -Iinclude -fsyntax-only "$src"; then ok=$((ok + 1)); else
+       -ffreestanding -D_POSIX_C_SOURCE=200809L -D_ISOC11_SOURCE -Iruntime -Iinclude ${CLANG_INCLUDE:-} \
+       -fsyntax-only "$src"; then ok=$((ok + 1)); else
     bad=$((bad + 1)); echo "CLANG FAILED: $src"; fi
 done
 echo "generated sources compiled by $clang:"

@@ -156,29 +156,40 @@ static void test_generate_and_manifest(void **state)
     (void)state;
     char *out;
     assert_int_equal(gen("-o out shapes.yaml", &out), 0);
-    assert_string_equal(out, "gemm-rvv-gen: shapes.yaml: 4 shapes read, 2 kernels planned, "
-                             "2 shapes left to the fallback -> out\n");
+    assert_string_equal(out, "gemm-rvv-gen: shapes.yaml: 4 shapes read, 3 plans, "
+                             "1 shapes left to the fallback -> out\n");
     free(out);
     char *manifest = read_file("out/manifest.json");
     assert_non_null(manifest);
     assert_non_null(strstr(manifest, "{\"name\": \"q_proj\", \"M\": 1, \"N\": 4096, \"K\": 4096, "
-                                     "\"verdict\": \"kernel\", \"bucket\": 1, \"kernel\": "
-                                     "\"bf16_gemv_m1_k4096\", \"reason\": null}"));
+                                     "\"verdict\": \"kernel\", \"bucket\": 1, \"plan\": "
+                                     "\"bf16_gemv_m1_n4096_k4096\", \"row_blocks\": 1, "
+                                     "\"reason\": null}"));
+    /* M above the buckets: the kernel in row blocks, as the runtime runs it. */
     assert_non_null(strstr(manifest, "{\"name\": \"q_proj\", \"M\": 512, \"N\": 4096, \"K\": 4096, "
-                                     "\"verdict\": \"fallback\", \"bucket\": null, \"kernel\": null, "
-                                     "\"reason\": \"M=512 > 128\"}"));
+                                     "\"verdict\": \"kernel\", \"bucket\": 128, \"plan\": "
+                                     "\"bf16_gemm_m128_n4096_k4096\", \"row_blocks\": 4, "
+                                     "\"reason\": \"M=512 > 128: 4 row blocks of M <= 128\"}"));
+    assert_non_null(strstr(manifest, "{\"name\": \"small\", \"M\": 1, \"N\": 896, \"K\": 896, "
+                                     "\"verdict\": \"fallback\", \"bucket\": null, \"plan\": null, "
+                                     "\"row_blocks\": null, \"reason\": \"N=896 < 1024, "));
     assert_non_null(strstr(manifest, "\"model\": \"demo\""));
+    assert_non_null(strstr(manifest, "\"target\": {\"vlen\": 256, \"dlen\": 128, "));
     free(manifest);
-    char *kernel = read_file("out/bf16_gemm_m4_k4096.c");
-    assert_non_null(kernel);
-    assert_non_null(strstr(kernel, " * Serves (layer N M): q_proj 4096 4."));
-    assert_non_null(strstr(kernel, "enum { K = 4096, K_PAIRS = (K + 1) / 2, BUCKET = 4 };"));
-    assert_null(strstr(kernel, "${")); /* every placeholder filled */
-    assert_null(strstr(kernel, "\n$"));
-    free(kernel);
+    char *plan = read_file("out/bf16_gemm_m4_n4096_k4096.c");
+    assert_non_null(plan);
+    assert_non_null(strstr(plan, " * Serves (layer M): q_proj 4."));
+    assert_non_null(strstr(plan, "    .tiles = gr_bf16_tiles_m4_base,\n"));
+    assert_non_null(strstr(plan, "        [GR_L2_ALONE] = {.order = GR_ORDER_STRIPS, .k_block = "));
+    free(plan);
+    char *tiles = read_file("out/bf16_tiles_base.c");
+    assert_non_null(tiles);
+    assert_non_null(strstr(tiles, "static void gr_bf16_tile_r13_m2_base(const struct gr_tile_args *a)"));
+    assert_null(strstr(tiles, "${")); /* every placeholder filled */
+    assert_null(strstr(tiles, "\n$"));
+    free(tiles);
     char *registry = read_file("out/registry.c");
-    assert_non_null(strstr(registry, "{4, 4096, 4096, gr_bf16_gemm_m4_k4096_packed, "
-                                     "gr_bf16_gemm_m4_k4096_plain, \"bf16_gemm_m4_k4096\"},"));
+    assert_non_null(strstr(registry, "    &gr_plan_bf16_gemm_m4_n4096_k4096,\n"));
     free(registry);
 }
 
@@ -190,7 +201,8 @@ static void test_deterministic(void **state)
     free(out);
     assert_int_equal(gen("-o two shapes.yaml", &out), 0);
     free(out);
-    assert_int_equal(same_folders("one", "two"), 4); /* 2 kernels, registry, manifest */
+    /* 3 plans, the micro-kernels, the contract header, registry, manifest */
+    assert_int_equal(same_folders("one", "two"), 7);
 }
 
 /* Bad input exits 1, writes nothing and leaves an earlier output as it was. */
@@ -228,15 +240,23 @@ static void test_explain_and_overrides(void **state)
     (void)state;
     char *out;
     assert_int_equal(gen("--check --explain shapes.yaml", &out), 0);
-    assert_non_null(strstr(out, "q_proj    512    4096    4096  fallback  -"));
-    assert_non_null(strstr(out, "M=512 > 128"));
+    assert_non_null(strstr(out, "q_proj    512    4096    4096  kernel    bf16_gemm_m128_n4096_k4096"));
+    assert_non_null(strstr(out, "M=512 > 128: 4 row blocks of M <= 128"));
     assert_non_null(strstr(out, "small       1     896     896  fallback  -"));
     assert_non_null(strstr(out, "N=896 < 1024, K=896 < 1024, M*N*K=802816 < 1000000"));
-    assert_non_null(strstr(out, "2 kernels planned, 2 shapes left to the fallback\n"));
+    assert_non_null(strstr(out, "3 plans, 1 shapes left to the fallback\n"));
+    assert_non_null(strstr(out, "\nplans for VLEN 256, L2 512 KiB alone / 128 KiB shared by 4 cores"));
+    free(out);
+    /* A target from the command line changes the plans' machine. */
+    assert_int_equal(gen("--check --explain --target l2_kib=1024,vlen=128 shapes.yaml", &out), 0);
+    assert_non_null(strstr(out, "plans for VLEN 128, L2 1024 KiB alone / 256 KiB shared"));
+    free(out);
+    assert_int_equal(gen("--check --target l2_kib=12x shapes.yaml", &out), 2);
+    assert_non_null(strstr(out, "--target: l2_kib needs a whole number below 10^9, got \"12x\""));
     free(out);
     assert_int_equal(gen("--check --min-n 1 --min-k 1 --min-mnk 0 --max-m 512 --buckets 8,512 "
                          "shapes.yaml", &out), 0);
-    assert_non_null(strstr(out, "4 shapes read, 4 kernels planned, 0 shapes left"));
+    assert_non_null(strstr(out, "4 shapes read, 4 plans, 0 shapes left"));
     free(out);
 }
 

@@ -46,9 +46,15 @@ static void test_m_edge(void **state)
     struct decision d = decide(128, 4096, 4096);
     assert_int_equal(d.verdict, VERDICT_KERNEL);
     assert_int_equal(d.bucket, 128);
+    assert_int_equal(d.row_blocks, 1);
+    /* Above max_m the runtime runs the largest bucket in blocks of rows: so says the gate. */
     d = decide(129, 4096, 4096);
-    assert_int_equal(d.verdict, VERDICT_FALLBACK);
-    assert_string_equal(d.reason, "M=129 > 128");
+    assert_int_equal(d.verdict, VERDICT_KERNEL);
+    assert_int_equal(d.bucket, 128);
+    assert_int_equal(d.row_blocks, 2);
+    assert_string_equal(d.reason, "M=129 > 128: 2 row blocks of M <= 128");
+    d = decide(512, 4096, 4096);
+    assert_int_equal(d.row_blocks, 4);
 }
 
 /* Under the defaults N, K >= 1024 already give M*N*K >= 1,048,576, so the M*N*K edge is
@@ -99,8 +105,14 @@ static void test_custom_buckets(void **state)
     assert_int_equal(bucket_for(&b, 4), 12);
     assert_int_equal(bucket_for(&b, 13), 0);
     struct decision d = gate_decide(&g, &b, 13, 4096, 4096);
+    assert_int_equal(d.verdict, VERDICT_KERNEL);
+    assert_int_equal(d.bucket, 12);
+    assert_string_equal(d.reason, "M=13 > largest bucket 12: 2 row blocks of M <= 12");
+    /* No GEMM bucket within max_m: M > 1 has no kernel. */
+    g.max_m = 2;
+    d = gate_decide(&g, &b, 5, 4096, 4096);
     assert_int_equal(d.verdict, VERDICT_FALLBACK);
-    assert_string_equal(d.reason, "M=13 > largest bucket 12");
+    assert_string_equal(d.reason, "M=5 > 2, no bucket within M <= 2");
 }
 
 /* Every bucket's tile fits the 32 vector registers, never has more rows than the bucket, and

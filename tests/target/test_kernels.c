@@ -1,4 +1,5 @@
-/* Every generated kernel of the test shapes against the scalar fallback (bit for bit) and an
+/* Every generated plan of the test shapes, driven through runtime/driver.c with both of its
+ * blockings, against the scalar fallback (bit for bit) and an
  * FP64 reference (within the error bound of an in-order FP32 sum), for both weight layouts,
  * both output types, with and without bias, on random data, special values and tails. Run
  * under QEMU at several vector lengths by `make test`. */
@@ -16,9 +17,11 @@
 #include "activations.h"
 #include "bf16.h"
 #include "cpu.h"
+#include "driver.h"
 #include "fallback.h"
-#include "kernel.h"
+#include "gr_contract.h"
 #include "pack.h"
+#include "scratch.h"
 #include "testdata.h"
 
 /* The M values the test shapes list; each kernel is run at those its bucket serves. */
@@ -46,10 +49,10 @@ struct problem {
     uint16_t *x, *w, *w_alloc;
     uint32_t *packed;
     size_t panel_width;
-    float *x_f, *bias, *col;
+    float *bias, *col;
 };
 
-static struct problem problem_make(const struct gr_kernel_entry *e, size_t m, struct rng *r,
+static struct problem problem_make(const struct gr_plan *e, size_t m, struct rng *r,
                                    int specials)
 {
     struct problem p = {0};
@@ -66,13 +69,11 @@ static struct problem problem_make(const struct gr_kernel_entry *e, size_t m, st
     p.w_alloc = calloc(p.n * p.ldw + 1, sizeof *p.w);
     p.w = p.w_alloc + (layout >> 1 & 1);
     p.packed = calloc(gr_packed_words(p.n, p.k, p.panel_width), sizeof *p.packed);
-    p.x_f = calloc(p.k * p.bucket, sizeof *p.x_f);
     p.bias = calloc(p.n, sizeof *p.bias);
     p.col = calloc(GR_FALLBACK_COLS * p.k, sizeof *p.col);
     assert_non_null(p.x);
     assert_non_null(p.w_alloc);
     assert_non_null(p.packed);
-    assert_non_null(p.x_f);
     assert_non_null(p.bias);
     assert_non_null(p.col);
     for (size_t i = 0; i < m; i++)
@@ -82,7 +83,6 @@ static struct problem problem_make(const struct gr_kernel_entry *e, size_t m, st
     for (size_t i = 0; i < p.n; i++)
         p.bias[i] = gr_bf16_to_f32(rng_bf16(r));
     gr_pack(p.w, p.n, p.k, p.ldw, p.panel_width, p.packed);
-    gr_widen_activations(p.x, m, p.ldx, p.k, p.bucket, p.x_f);
     return p;
 }
 
@@ -91,7 +91,6 @@ static void problem_free(struct problem *p)
     free(p->x);
     free(p->w_alloc);
     free(p->packed);
-    free(p->x_f);
     free(p->bias);
     free(p->col);
 }
@@ -120,13 +119,28 @@ static uint32_t y_bits(const void *y, int y_bf16, size_t i)
     return y_bf16 ? ((const uint16_t *)y)[i] : ((const uint32_t *)y)[i];
 }
 
-static void run_kernel(const struct problem *p, gr_kernel_fn fn, int packed, struct variant v,
-                       void *y, size_t col_begin, size_t col_end)
+/* The plan's loops over the columns [col_begin, col_end), with the blocking of L2 share
+ * `share`, on packed or plain weights. */
+static void run_kernel(const struct problem *p, const struct gr_plan *plan, int packed,
+                       int share, struct variant v, void *y, size_t col_begin, size_t col_end)
 {
-    struct gr_kernel_args a = {p->x_f, p->m, packed ? p->packed : NULL, p->panel_width,
-                               packed ? NULL : p->w, p->ldw, v.bias ? p->bias : NULL,
-                               y, p->ldy, v.y_bf16};
-    fn(&a, col_begin, col_end);
+    struct gr_drive d;
+    memset(&d, 0, sizeof d);
+    gr_drive_init(&d, plan, share, plan->variant->vlenb(), p->panel_width);
+    d.x = p->x;
+    d.ldx = p->ldx;
+    d.rows = p->m;
+    d.packed = packed ? p->packed : NULL;
+    d.plain = packed ? NULL : p->w;
+    d.ldw = p->ldw;
+    d.bias = v.bias ? p->bias : NULL;
+    d.y = y;
+    d.ldy = p->ldy;
+    d.y_bf16 = v.y_bf16;
+    void *scratch = gr_alloc_aligned(gr_drive_bytes(&d));
+    assert_non_null(scratch);
+    gr_drive_columns(&d, col_begin, col_end, scratch);
+    free(scratch);
 }
 
 static void run_fallback(const struct problem *p, struct variant v, void *y)
@@ -141,7 +155,7 @@ static void run_fallback(const struct problem *p, struct variant v, void *y)
 }
 
 /* Every element of got equals expected, bit for bit, sentinels included. */
-static void expect_same(const char *what, const struct gr_kernel_entry *e, const struct problem *p,
+static void expect_same(const char *what, const struct gr_plan *e, const struct problem *p,
                         struct variant v, const void *got, const void *expected)
 {
     size_t count = (p->m + 1) * p->ldy;
@@ -156,7 +170,7 @@ static void expect_same(const char *what, const struct gr_kernel_entry *e, const
 
 /* The fallback's results against the FP64 reference: the first and last rows, and at most
  * about 256 columns of each, spread over N (the reference costs as much as the fallback). */
-static void expect_near_reference(const struct gr_kernel_entry *e, const struct problem *p,
+static void expect_near_reference(const struct gr_plan *e, const struct problem *p,
                                   struct variant v, const void *y)
 {
     size_t col_step = p->n / 256 + 1;
@@ -178,7 +192,7 @@ static void expect_near_reference(const struct gr_kernel_entry *e, const struct 
 }
 
 /* One kernel at one M: fallback, packed and plain kernels, compared. */
-static void check_case(const struct gr_kernel_entry *e, size_t m, struct variant v,
+static void check_case(const struct gr_plan *e, size_t m, struct variant v,
                        int specials, uint64_t seed)
 {
     struct rng r = {seed};
@@ -188,26 +202,33 @@ static void check_case(const struct gr_kernel_entry *e, size_t m, struct variant
     run_fallback(&p, v, expected);
     if (!specials)
         expect_near_reference(e, &p, v, expected);
-    run_kernel(&p, e->packed, 1, v, got, 0, p.n);
-    expect_same("packed", e, &p, v, got, expected);
-    free(got);
-    got = y_alloc(&p, v.y_bf16);
-    run_kernel(&p, e->plain, 0, v, got, 0, p.n);
-    expect_same("plain", e, &p, v, got, expected);
+    /* Packed weights with both blockings; plain weights with one of them, in turn. */
+    static const char *const what[2][2] = {{"plain, alone", "plain, shared L2"},
+                                           {"packed, alone", "packed, shared L2"}};
+    static const int runs[3][2] = {{1, 0}, {1, 1}, {0, -1}};
+    for (int i = 0; i < 3; i++) {
+        int packed = runs[i][0], share = runs[i][1] >= 0 ? runs[i][1] : (int)(seed & 1);
+        free(got);
+        got = y_alloc(&p, v.y_bf16);
+        run_kernel(&p, e, packed, share, v, got, 0, p.n);
+        expect_same(what[packed][share], e, &p, v, got, expected);
+    }
 
     free(expected);
     free(got);
     problem_free(&p);
 }
 
-static size_t lower_bucket(const struct gr_kernel_entry *e)
+static size_t lower_bucket(const struct gr_plan *e)
 {
     /* The registry is sorted by (n, k, bucket): the entry before serves the smaller Ms. */
-    size_t i = (size_t)(e - gr_registry);
+    size_t i = 0;
+    while (gr_registry[i] != e)
+        i++;
     if (e->bucket == 1)
         return 0;
-    if (i > 0 && gr_registry[i - 1].n == e->n && gr_registry[i - 1].k == e->k)
-        return gr_registry[i - 1].bucket;
+    if (i > 0 && gr_registry[i - 1]->n == e->n && gr_registry[i - 1]->k == e->k)
+        return gr_registry[i - 1]->bucket;
     return 1;
 }
 
@@ -216,7 +237,7 @@ static void test_random_inputs(void **state)
     (void)state;
     size_t cases = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
-        const struct gr_kernel_entry *e = &gr_registry[i];
+        const struct gr_plan *e = gr_registry[i];
         size_t lo = lower_bucket(e);
         int big = e->n * e->k > BIG_WEIGHT;
         for (size_t t = 0; t < sizeof test_ms / sizeof test_ms[0]; t++) {
@@ -240,7 +261,7 @@ static void test_special_values(void **state)
     (void)state;
     size_t cases = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
-        const struct gr_kernel_entry *e = &gr_registry[i];
+        const struct gr_plan *e = gr_registry[i];
         if (e->n * e->k > 40000)
             continue;
         for (size_t v = 0; v < 4; v++) {
@@ -251,12 +272,12 @@ static void test_special_values(void **state)
     assert_true(cases > 0);
 }
 
-/* All products -0: the sum is -0 (it starts from the first product, not from +0). */
+/* All products -0: the sum is -0 (it starts from -0.0, which keeps every product's bits). */
 static void test_negative_zero(void **state)
 {
     (void)state;
     for (size_t i = 0; i < gr_registry_count; i++) {
-        const struct gr_kernel_entry *e = &gr_registry[i];
+        const struct gr_plan *e = gr_registry[i];
         if (e->n * e->k > 40000)
             continue;
         struct rng r = {42 + i};
@@ -266,11 +287,10 @@ static void test_negative_zero(void **state)
         for (size_t j = 0; j < p.n * p.ldw; j++)
             p.w[j] = 0x3f80; /* +1 */
         gr_pack(p.w, p.n, p.k, p.ldw, p.panel_width, p.packed);
-        gr_widen_activations(p.x, p.m, p.ldx, p.k, p.bucket, p.x_f);
         for (int packed = 0; packed < 2; packed++) {
             struct variant v = {0, 0};
             uint32_t *y = y_alloc(&p, 0);
-            run_kernel(&p, packed ? e->packed : e->plain, packed, v, y, 0, p.n);
+            run_kernel(&p, e, packed, packed, v, y, 0, p.n);
             for (size_t row = 0; row < p.m; row++)
                 for (size_t col = 0; col < p.n; col++)
                     if (y[row * p.ldy + col] != 0x80000000u)
@@ -303,13 +323,12 @@ static void test_bf16_rounding(void **state)
     };
     size_t ncase = sizeof cases / sizeof cases[0], tested = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
-        const struct gr_kernel_entry *e = &gr_registry[i];
+        const struct gr_plan *e = gr_registry[i];
         if (e->k != 1 || e->n < ncase)
             continue;
         struct rng r = {7};
         struct problem p = problem_make(e, e->bucket, &r, 0);
         memset(p.x, 0, p.m * p.ldx * sizeof *p.x);
-        gr_widen_activations(p.x, p.m, p.ldx, p.k, p.bucket, p.x_f);
         for (size_t j = 0; j < p.n; j++) {
             uint32_t bits = cases[j % ncase].in;
             memcpy(&p.bias[j], &bits, sizeof bits);
@@ -322,7 +341,7 @@ static void test_bf16_rounding(void **state)
             if (packed == 2)
                 run_fallback(&p, v, y);
             else
-                run_kernel(&p, packed ? e->packed : e->plain, packed, v, y, 0, p.n);
+                run_kernel(&p, e, packed, packed, v, y, 0, p.n);
             for (size_t row = 0; row < p.m; row++)
                 for (size_t col = 0; col < p.n; col++)
                     if (y[row * p.ldy + col] != cases[col % ncase].out)
@@ -345,7 +364,7 @@ static void test_column_ranges(void **state)
     (void)state;
     size_t tested = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
-        const struct gr_kernel_entry *e = &gr_registry[i];
+        const struct gr_plan *e = gr_registry[i];
         size_t pw = gr_panel_width();
         if (e->n <= pw || e->n * e->k > BIG_WEIGHT)
             continue;
@@ -353,11 +372,10 @@ static void test_column_ranges(void **state)
         struct problem p = problem_make(e, e->bucket, &r, 0);
         struct variant v = {0, 1};
         for (int packed = 0; packed < 2; packed++) {
-            gr_kernel_fn fn = packed ? e->packed : e->plain;
             void *whole = y_alloc(&p, 0), *parts = y_alloc(&p, 0);
-            run_kernel(&p, fn, packed, v, whole, 0, p.n);
+            run_kernel(&p, e, packed, 0, v, whole, 0, p.n);
             for (size_t c = 0; c < p.n; c += pw)
-                run_kernel(&p, fn, packed, v, parts, c, c + pw < p.n ? c + pw : p.n);
+                run_kernel(&p, e, packed, 0, v, parts, c, c + pw < p.n ? c + pw : p.n);
             expect_same(packed ? "packed, by panels" : "plain, by panels", e, &p, v, parts, whole);
             free(whole);
             free(parts);

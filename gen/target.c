@@ -1,0 +1,75 @@
+#include "target.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const target_field_names[TARGET_FIELDS + 1] = {
+    "vlen", "dlen", "l1d_kib", "l1d_ways", "l2_kib", "l2_ways", "l2_cores", "cores", "line",
+    "mhz", "dram_mb_s", NULL,
+};
+
+struct target target_default(void)
+{
+    struct target t = {256, 128, 32, 8, 512, 16, 4, 8, 64, 1600, 6000};
+    return t;
+}
+
+uint64_t *target_field(struct target *t, const char *name)
+{
+    uint64_t *fields[TARGET_FIELDS] = {&t->vlen, &t->dlen, &t->l1d_kib, &t->l1d_ways,
+                                       &t->l2_kib, &t->l2_ways, &t->l2_cores, &t->cores,
+                                       &t->line, &t->mhz, &t->dram_mb_s};
+    for (int i = 0; i < TARGET_FIELDS; i++)
+        if (strcmp(target_field_names[i], name) == 0)
+            return fields[i];
+    return NULL;
+}
+
+int target_parse(struct target *t, const char *spec, char *err, unsigned long errlen)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *item = strtok(buf, ","); item; item = strtok(NULL, ",")) {
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            snprintf(err, errlen, "expected NAME=VALUE, got \"%s\"", item);
+            return -1;
+        }
+        *eq = '\0';
+        uint64_t *f = target_field(t, item);
+        if (!f) {
+            snprintf(err, errlen, "unknown target field \"%s\"", item);
+            return -1;
+        }
+        const char *v = eq + 1;
+        if (!v[0] || strspn(v, "0123456789") != strlen(v) || strlen(v) > 9) {
+            snprintf(err, errlen, "%s needs a whole number below 10^9, got \"%s\"", item, v);
+            return -1;
+        }
+        *f = strtoull(v, NULL, 10);
+    }
+    const char *bad = target_check(t);
+    if (bad[0]) {
+        snprintf(err, errlen, "%s", bad);
+        return -1;
+    }
+    return 0;
+}
+
+static int power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
+
+const char *target_check(const struct target *t)
+{
+    if (!power_of_two(t->vlen) || t->vlen < 128 || t->vlen > 65536)
+        return "vlen must be a power of two from 128 to 65536";
+    if (!power_of_two(t->dlen) || t->dlen < 32 || t->dlen > t->vlen)
+        return "dlen must be a power of two from 32 to vlen";
+    if (!power_of_two(t->line) || t->line < 16 || t->line > 1024)
+        return "line must be a power of two from 16 to 1024";
+    if (t->l1d_kib == 0 || t->l2_kib == 0 || t->l1d_ways == 0 || t->l2_ways == 0)
+        return "cache sizes and ways must be positive";
+    if (t->l2_cores == 0 || t->cores == 0 || t->mhz == 0 || t->dram_mb_s == 0)
+        return "l2_cores, cores, mhz and dram_mb_s must be positive";
+    return "";
+}

@@ -1,0 +1,39 @@
+/* The machine a plan is made for: vector length, datapath, caches, cores, DRAM. The K1
+ * (Banana Pi BPI-F3) by default; a shapes file's `target:` or --target changes any field. */
+#ifndef GEN_TARGET_H
+#define GEN_TARGET_H
+
+#include <stdint.h>
+
+struct target {
+    uint64_t vlen;        /* bits of a vector register */
+    uint64_t dlen;        /* bits the vector datapath handles per cycle */
+    uint64_t l1d_kib;     /* per core */
+    uint64_t l1d_ways;
+    uint64_t l2_kib;      /* per cluster */
+    uint64_t l2_ways;
+    uint64_t l2_cores;    /* cores sharing one L2 */
+    uint64_t cores;
+    uint64_t line;        /* bytes of a cache line */
+    uint64_t mhz;         /* core clock */
+    uint64_t dram_mb_s;   /* DRAM bandwidth reached in practice, MB/s (10^6 bytes) */
+};
+
+/* The field names, in struct order (the YAML keys and the --target names). */
+#define TARGET_FIELDS 11
+extern const char *const target_field_names[TARGET_FIELDS + 1]; /* NULL-terminated */
+
+/* SpacemiT K1: VLEN 256, DLEN 128, 32 KiB L1D 8-way, 512 KiB L2 16-way per 4 cores, 8 cores,
+ * 64-byte lines, 1.6 GHz, about 6 GB/s of DRAM in practice (facts.md). */
+struct target target_default(void);
+
+/* The field called name, or NULL. */
+uint64_t *target_field(struct target *t, const char *name);
+
+/* Parses "l2_kib=128,vlen=128" into t; returns 0, or -1 with a message in err. */
+int target_parse(struct target *t, const char *spec, char *err, unsigned long errlen);
+
+/* "" when t makes sense, else what is wrong (a power of two where one is needed, ...). */
+const char *target_check(const struct target *t);
+
+#endif

@@ -1,0 +1,42 @@
+/* The loops around the micro-kernels, written once for every plan (BLIS's loops around its
+ * micro-kernel, IREE's mmt4d outer loop): column blocks > K blocks > strips and row tiles in
+ * the plan's order. Built for the base ISA: only the plan's micro-kernels run vector code. */
+#ifndef GEMM_RVV_DRIVER_H
+#define GEMM_RVV_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gr_contract.h"
+
+/* One block of rows of one call, as the driver walks it. */
+struct gr_drive {
+    const struct gr_plan *plan;
+    struct gr_blocking blocking; /* the plan's, for the L2 share this call runs with */
+    size_t strip;                /* columns per strip: VLMAX(e32, plan->lmul) */
+    size_t panel_width;          /* columns per panel of packed weights */
+    size_t col_block, k_block;   /* rounded to whole panels; K for a single block */
+    const uint16_t *x;           /* the block's first row of X */
+    size_t ldx, rows;            /* rows <= plan->bucket */
+    const uint32_t *packed;      /* packed weights, or NULL for plain ones */
+    const uint16_t *plain;       /* plain [N, K] weights, row stride ldw */
+    size_t ldw;
+    const float *bias;
+    void *y;                     /* the block's first row of Y */
+    size_t ldy;
+    int y_bf16;
+};
+
+/* Fills in the block sizes of d from its plan and the blocking of L2 share `share`
+ * (GR_L2_ALONE or GR_L2_SHARED); the caller sets the operands. */
+void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan, int share, size_t vlenb,
+                   size_t panel_width);
+
+/* Scratch bytes one participant needs for d (a row block of plan->bucket rows at most). */
+size_t gr_drive_bytes(const struct gr_drive *d);
+
+/* Computes Y's columns [col_begin, col_end) (col_begin a multiple of the panel width) with
+ * `scratch` of gr_drive_bytes() bytes, 64-byte aligned. */
+void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end, void *scratch);
+
+#endif

@@ -1,0 +1,154 @@
+/* The plans a shipped shapes file (shapes.yaml, the files of models/) generates, with their real K,
+ * tiles and K blocks, both blockings, packed and plain weights, against the scalar fallback
+ * bit for bit and an FP64 reference within the bound of an in-order FP32 sum. Linked once per
+ * shipped file against a library generated from it. Emulation is slow, so each plan runs on
+ * a slice of its columns (a panel and a tail strip: every strip width and remainder kind) at
+ * its bucket's largest M, and at one M less (remainder row tiles). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "activations.h"
+#include "bf16.h"
+#include "cpu.h"
+#include "driver.h"
+#include "fallback.h"
+#include "gr_contract.h"
+#include "pack.h"
+#include "scratch.h"
+#include "testdata.h"
+
+struct slice {
+    const struct gr_plan *plan;
+    size_t m, cols, ldx, ldw, ldy, panel_width;
+    uint16_t *x, *w;
+    uint32_t *packed;
+    float *bias;
+};
+
+static struct slice slice_make(const struct gr_plan *plan, size_t m, uint64_t seed)
+{
+    struct rng r = {seed};
+    struct slice s = {plan, m, 0, plan->k + 1, plan->k + 2, 0, gr_panel_width(), NULL, NULL,
+                      NULL, NULL};
+    s.cols = plan->n < s.panel_width + 3 ? plan->n : s.panel_width + 3;
+    s.ldy = s.cols + 1;
+    s.x = malloc(m * s.ldx * sizeof *s.x);
+    s.w = malloc(s.cols * s.ldw * sizeof *s.w);
+    s.packed = malloc(gr_packed_words(s.cols, plan->k, s.panel_width) * sizeof *s.packed);
+    s.bias = malloc(s.cols * sizeof *s.bias);
+    assert_non_null(s.x);
+    assert_non_null(s.w);
+    assert_non_null(s.packed);
+    assert_non_null(s.bias);
+    fill_bf16(&r, s.x, m * s.ldx, 0);
+    fill_bf16(&r, s.w, s.cols * s.ldw, 0);
+    for (size_t j = 0; j < s.cols; j++)
+        s.bias[j] = gr_bf16_to_f32(rng_bf16(&r));
+    /* The slice's columns are the first of the plan's N: pack them as a weight of N = cols. */
+    gr_pack(s.w, s.cols, plan->k, s.ldw, s.panel_width, s.packed);
+    return s;
+}
+
+static void slice_free(struct slice *s)
+{
+    free(s->x);
+    free(s->w);
+    free(s->packed);
+    free(s->bias);
+}
+
+static float *run_plan(const struct slice *s, int packed, int share)
+{
+    struct gr_drive d;
+    memset(&d, 0, sizeof d);
+    gr_drive_init(&d, s->plan, share, s->plan->variant->vlenb(), s->panel_width);
+    d.x = s->x;
+    d.ldx = s->ldx;
+    d.rows = s->m;
+    d.packed = packed ? s->packed : NULL;
+    d.plain = packed ? NULL : s->w;
+    d.ldw = s->ldw;
+    d.bias = s->bias;
+    float *y = calloc(s->m * s->ldy, sizeof *y);
+    void *scratch = gr_alloc_aligned(gr_drive_bytes(&d));
+    assert_non_null(y);
+    assert_non_null(scratch);
+    d.y = y;
+    d.ldy = s->ldy;
+    gr_drive_columns(&d, 0, s->cols, scratch);
+    free(scratch);
+    return y;
+}
+
+static float *run_fallback(const struct slice *s)
+{
+    const size_t k = s->plan->k;
+    struct gr_weight_view view = {NULL, 0, s->w, s->ldw, s->cols, k};
+    float *rows = malloc(s->m * k * sizeof *rows), *col = malloc(GR_FALLBACK_COLS * k * 4);
+    float *y = calloc(s->m * s->ldy, sizeof *y);
+    assert_non_null(rows);
+    assert_non_null(col);
+    assert_non_null(y);
+    gr_widen_rows(s->x, s->m, s->ldx, k, rows);
+    gr_fallback(rows, s->m, &view, s->bias, y, s->ldy, 0, 0, s->cols, col);
+    free(rows);
+    free(col);
+    return y;
+}
+
+static void check_slice(const struct slice *s)
+{
+    const size_t k = s->plan->k;
+    float *want = run_fallback(s);
+    for (size_t i = 0; i < s->m; i += s->m > 1 ? s->m - 1 : 1)
+        for (size_t j = 0; j < s->cols; j += 7) {
+            double abs_sum, ref = ref_dot(s->x + i * s->ldx, s->w + j * s->ldw, k, &abs_sum);
+            ref += s->bias[j];
+            double bound = sum_error_bound(k, abs_sum) + fabs(ref) * 0x1p-24;
+            if (!(fabs(want[i * s->ldy + j] - ref) <= bound))
+                fail_msg("%s: fallback y[%zu][%zu] = %.9g, FP64 %.9g, bound %.3g",
+                         s->plan->name, i, j, want[i * s->ldy + j], ref, bound);
+        }
+    for (int packed = 0; packed < 2; packed++)
+        for (int share = 0; share < 2; share++) {
+            float *got = run_plan(s, packed, share);
+            for (size_t i = 0; i < s->m * s->ldy; i++)
+                if (memcmp(&got[i], &want[i], sizeof got[i]) != 0)
+                    fail_msg("%s %s %s, M=%zu: y[%zu][%zu] = %a, fallback %a", s->plan->name,
+                             packed ? "packed" : "plain", share ? "shared L2" : "alone", s->m,
+                             i / s->ldy, i % s->ldy, (double)got[i], (double)want[i]);
+            free(got);
+        }
+    free(want);
+}
+
+static void test_every_plan(void **state)
+{
+    (void)state;
+    size_t cases = 0;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_plan *plan = gr_registry[i];
+        size_t ms[2] = {plan->bucket, plan->bucket - 1};
+        for (int t = 0; t < (plan->bucket > 1 ? 2 : 1); t++) {
+            struct slice s = slice_make(plan, ms[t], 0x5eed + i * 17 + (uint64_t)t);
+            check_slice(&s);
+            slice_free(&s);
+            cases++;
+        }
+    }
+    print_message("%zu plans, %zu cases\n", gr_registry_count, cases);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_plan)};
+    return cmocka_run_group_tests_name("shipped plans", tests, NULL, NULL);
+}
