@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check_accepted(&s);
     struct plan p;
-    if (plan_build(&s, &s.gate, &s.buckets, &p) == 0) {
+    if (plan_build(&s, &s.gate, &s.buckets, &s.target, &p) == 0) {
         size_t total = 0;
         for (size_t i = 0; i < s.count; i++)
             total += s.layers[i].m_count;
