@@ -8,12 +8,25 @@
 # CROSS=riscv64-unknown-linux-gnu- uses your own cross compiler instead (nothing is
 # downloaded); on a riscv64 machine the native gcc is used and tests run without QEMU.
 
-SHAPES        ?= shapes.yaml
 BUILD         ?= build
 GEN_DIR       := $(BUILD)/gen
+# The shapes file generated last (by make or by hand; the manifest names it), else shapes.yaml:
+# `make install` after `make gen SHAPES=models/llama.yaml` installs llama's kernels.
+MANIFEST_SOURCE = sed -n 's/^  "source": "\(.*\)",$$/\1/p' $(GEN_DIR)/manifest.json
+LAST_SHAPES   := $(shell $(MANIFEST_SOURCE) 2>/dev/null)
+SHAPES_GIVEN  := $(filter command line environment,$(origin SHAPES))
+SHAPES        ?= $(or $(LAST_SHAPES),shapes.yaml)
+# A bare name is looked for in models/ too (make gen SHAPES=llama.yaml).
+ifeq ($(wildcard $(SHAPES)),)
+  ifneq ($(wildcard models/$(SHAPES)),)
+    override SHAPES := models/$(SHAPES)
+  endif
+endif
 TEST_SHAPES   := tests/target/shapes-test.yaml
 TOOLCHAIN_DIR ?= $(CURDIR)/.toolchain
-GEN_FLAGS     ?=
+# Without SHAPES=, also the generator options of the last `make gen` of that file.
+LAST_GEN_ARGS := $(file <$(BUILD)/gen-args)
+GEN_FLAGS     ?= $(if $(SHAPES_GIVEN),,$(if $(filter $(abspath $(SHAPES)),$(firstword $(LAST_GEN_ARGS))),$(wordlist 2,99,$(LAST_GEN_ARGS))))
 
 HOST_CC       ?= cc
 HOST_CFLAGS   ?= -std=c11 -O2 -g -Wall -Wextra
@@ -98,6 +111,14 @@ $(GEN_DIR)/manifest.json: $(GEN_BIN) $(TEMPLATES) $(SHAPES) $(BUILD)/gen-args
 
 gen: $(GEN_DIR)/manifest.json
 
+# Without this make would only say "No rule to make target".
+ifeq ($(wildcard $(SHAPES)),)
+$(SHAPES):
+	@echo "error: shapes file '$(SHAPES)' not found: looked in $(CURDIR)/ and $(CURDIR)/models/" >&2
+	@echo "       shipped: $(wildcard *.yaml) $(wildcard models/*.yaml)" >&2
+	@exit 1
+endif
+
 # ---- the library (target) ------------------------------------------------------------------
 JOBS          ?= $(shell nproc 2>/dev/null || echo 2)
 LIB_MAKE = $(MAKE) --no-print-directory -j$(JOBS) -f mk/lib.mk TARGET_CC='$(TARGET_CC)' \
@@ -105,7 +126,7 @@ LIB_MAKE = $(MAKE) --no-print-directory -j$(JOBS) -f mk/lib.mk TARGET_CC='$(TARG
 
 lib: $(GEN_DIR)/manifest.json $(BUILD)/probe.ok
 	@$(LIB_MAKE) GEN_DIR=$(GEN_DIR) OBJ_DIR=$(BUILD)/obj LIB=$(LIB)
-	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) plans from $(SHAPES))"
+	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) plans from $$($(MANIFEST_SOURCE)))"
 
 # ---- tests ---------------------------------------------------------------------------------
 # Host: the generator's parts, built again with ASan and UBSan in a folder of their own (the
@@ -149,7 +170,10 @@ $(BUILD)/test/%: tests/target/%.c $(TARGET_SUPPORT) $(wildcard tests/target/*.h)
 	$(TARGET_CC) $(TARGET_CFLAGS) -Werror -D_POSIX_C_SOURCE=200809L -D_ISOC11_SOURCE -Iinclude -Iruntime \
 	  -I$(BUILD)/test/gen -Itests/target \
 	  $< $(TARGET_SUPPORT) \
-	  $(TEST_LIB) -lcmocka -lm -lpthread -o $@
+	  $(TEST_LIB) -lcmocka -lm -lpthread $(TEST_LDFLAGS) -o $@
+
+# The out-of-memory test makes allocations fail: the library's calls go through its wrappers.
+$(BUILD)/test/test_nomem: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 
 # The plans of every shipped shapes file run in the target tests too: one library and one
 # test program per file (tests/target/shipped/test_plans.c), with the real K, tiles and blocks.
@@ -191,7 +215,7 @@ test-clang: $(BUILD)/test/gen/manifest.json
 	  $(wildcard runtime/*.c)
 
 test-target: $(TARGET_TESTS) $(SHIPPED_TESTS) $(BUILD)/example/linear
-	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs NO_V_PROGRAMS="test_runtime test_env_disable linear" \
+	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs NO_V_PROGRAMS="test_runtime test_env_disable test_nomem test_affinity linear test_isa" \
 	  tools/run-target-tests.sh $^
 
 test: lib
@@ -200,13 +224,21 @@ test: lib
 	@$(MAKE) --no-print-directory test-no-vector
 	@$(MAKE) --no-print-directory test-clang
 	@$(MAKE) --no-print-directory test-target
+	@$(MAKE) --no-print-directory test-board
+
+# gemm-rvv-bench (bench/board), the tools' queries and the README's commands: mk/board.mk.
+include mk/board.mk
+
+include mk/isa.mk
 
 # ---- install and the example -----------------------------------------------------------------
 PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/^\#define GEMM_RVV_VERSION_STRING "\(.*\)"/\1/p' include/gemm_rvv_version.h)
 
-install: lib
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+install: lib $(BOARD_BENCH)
+	@echo "install: the library of $(SHAPES) (the shapes file generated last; SHAPES=FILE for another)"
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BOARD_BENCH) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 include/gemm_rvv.h include/gemm_rvv_version.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' mk/gemm_rvv.pc.in \

@@ -30,7 +30,8 @@ typedef enum gemm_rvv_status {
     GEMM_RVV_ERR_OVERFLOW = 4, /* a size or stride product does not fit the address space */
     GEMM_RVV_ERR_TYPE = 5,     /* an output type other than GEMM_RVV_F32 or GEMM_RVV_BF16 */
     GEMM_RVV_ERR_NOMEM = 6,    /* memory could not be allocated */
-    GEMM_RVV_ERR_THREADS = 7   /* a worker thread could not be started */
+    GEMM_RVV_ERR_THREADS = 7,  /* a worker thread could not be started */
+    GEMM_RVV_ERR_ISA = 8       /* GEMM_RVV_ISA asks for a kernel variant this core lacks */
 } gemm_rvv_status;
 
 typedef enum gemm_rvv_type {
@@ -96,12 +97,59 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
 gemm_rvv_status gemm_rvv_set_threads(int count);
 int gemm_rvv_get_threads(void);
 
+/* Where the worker threads run. The calling thread is participant 0 and is never moved (place
+ * it yourself); worker w is participant w + 1. COMPACT puts participant i on the i-th CPU the
+ * process may use (so 4 threads stay in one cluster of a K1, whose CPUs are numbered cluster
+ * by cluster); SPREAD spaces the participants evenly over those CPUs (4 of 8: CPUs 0, 2, 4,
+ * 6); NONE lets the system place them (the default). GEMM_RVV_AFFINITY=compact|spread|none
+ * in the environment sets it from the start. Running calls go on; workers started later by
+ * gemm_rvv_set_threads are pinned the same way. Returns GEMM_RVV_ERR_THREADS for an unknown
+ * mode or when the system refused to pin a worker (it then runs where it was). */
+typedef enum gemm_rvv_affinity {
+    GEMM_RVV_AFFINITY_NONE = 0,
+    GEMM_RVV_AFFINITY_COMPACT = 1,
+    GEMM_RVV_AFFINITY_SPREAD = 2
+} gemm_rvv_affinity;
+
+gemm_rvv_status gemm_rvv_set_affinity(gemm_rvv_affinity mode);
+gemm_rvv_affinity gemm_rvv_get_affinity(void);
+
 /* Forces every call to the scalar fallback (nonzero) or lets kernels serve again (0), for
  * debugging. GEMM_RVV_DISABLE=1 in the environment forces it from the start. */
 void gemm_rvv_force_fallback(int on);
 
 /* Nonzero when generated kernels can run here: the core has V and the fallback is not forced. */
 int gemm_rvv_kernels_active(void);
+
+/* Memory: a call takes scratch from a pool the library keeps, and allocates only when the pool
+ * has no block big enough (the first calls of a shape, or more threads); a steady-state call
+ * allocates nothing. Per participating thread a plan's call holds its bucket's partial sums of
+ * one column block, the widened activations of one K block and, for plain weights, one packed
+ * block (the plan file's header comment gives the sizes; tens to hundreds of KiB); the fallback
+ * holds 64 widened rows of X plus 4 columns of W per thread. This frees the pool's idle blocks;
+ * later calls take new ones. */
+void gemm_rvv_release_memory(void);
+
+/* ---- ISA variant ---------------------------------------------------------------------------
+ * Kernels come in variants: "base" (RVV 1.0: BF16 widened with integer instructions, multiplied
+ * in FP32; every core with V, e.g. the SpacemiT K1) and "zvfbfwma" (BF16 multiplied directly by
+ * vfwmaccbf16; cores with Zvfbfwma, e.g. SpacemiT K3, SiFive P870 and X390). Both give the same
+ * bits. The variant is chosen once per process, at the first call into the library: the best one
+ * the core has, found with riscv_hwprobe (Linux >= 6.15 reports Zvfbfwma), else the "isa" line of
+ * /proc/cpuinfo. GEMM_RVV_ISA in the environment forces one, for debugging:
+ *   unset, empty or "auto"  the best one;
+ *   "base"                  the base kernels, also on a core with Zvfbfwma;
+ *   "zvfbfwma"              the Zvfbfwma kernels where the core has them;
+ * anything else, or "zvfbfwma" on a core without it, puts the library in a failed state for the
+ * whole process instead of running instructions the core lacks: gemm_rvv_isa() says "none" and
+ * every weight_create, weight_update and linear call returns GEMM_RVV_ERR_ISA, writing nothing.
+ * A core without V runs the base variant, i.e. the scalar fallback (gemm_rvv_kernels_active). */
+
+/* "base", "zvfbfwma" or "none" (GEMM_RVV_ISA cannot be honoured here). Never NULL. */
+const char *gemm_rvv_isa(void);
+
+/* GEMM_RVV_OK, or GEMM_RVV_ERR_ISA when gemm_rvv_isa() says "none". */
+gemm_rvv_status gemm_rvv_isa_status(void);
 
 /* ---- Counters ------------------------------------------------------------------------------
  * How many calls each shape key sent to a kernel and how many to the fallback: the serving

@@ -75,6 +75,8 @@ gemm_rvv_status gemm_rvv_set_threads(int count)
 
 int gemm_rvv_get_threads(void) { return gr_threads_get(); }
 
+void gemm_rvv_release_memory(void) { gr_scratch_trim(); }
+
 /* ---- argument checks ---------------------------------------------------------------------- */
 
 /* Elements a row-major [rows, cols] array with row stride ld spans, or 0 on overflow. */

@@ -100,3 +100,15 @@ void gr_scratch_give_back(struct gr_scratch *s)
     release(s, 0);
     pthread_mutex_unlock(&pool_lock);
 }
+
+void gr_scratch_trim(void)
+{
+    pthread_mutex_lock(&pool_lock);
+    for (size_t i = 0; i < pool_used; i++)
+        if (!pool[i].busy) {
+            free(pool[i].ptr);
+            pool[i].ptr = NULL;
+            pool[i].bytes = 0;
+        }
+    pthread_mutex_unlock(&pool_lock);
+}

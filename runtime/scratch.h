@@ -24,6 +24,9 @@ int gr_scratch_take(struct gr_scratch *s, size_t count, size_t bytes);
 /* Gives every block of s back to the pool. */
 void gr_scratch_give_back(struct gr_scratch *s);
 
+/* Frees every idle block of the pool. */
+void gr_scratch_trim(void);
+
 /* bytes rounded up to GR_ALIGN; 0 on overflow. */
 size_t gr_align_up(size_t bytes);
 

@@ -1,11 +1,17 @@
 /* One mutex guards the queue of running jobs and each job's counters; the work itself runs
  * unlocked. A job lives on its caller's stack, so the caller waits until no worker still
  * holds it (refs) as well as until every item is done. */
+#define _GNU_SOURCE /* pthread_setaffinity_np and the CPU_* macros */
 #include "threads.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "gemm_rvv.h"
 
 #define MAX_THREADS 256
 
@@ -27,8 +33,12 @@ static struct {
     int worker_count;
     int threads;             /* participants per call: workers + the caller */
     int stopping, resizing, started;
+    int affinity;            /* a gr_affinity */
+    int affinity_chosen;     /* set by a call or read from the environment */
+    int cpus[MAX_THREADS];   /* the CPUs the process may run on, read when first pinning */
+    int cpu_count;
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_COND_INITIALIZER, NULL, {0}, 0, 1, 0, 0, 0};
+          PTHREAD_COND_INITIALIZER, NULL, {0}, 0, 1, 0, 0, 0, GR_AFFINITY_NONE, 0, {0}, 0};
 
 static void unlink_job(struct job *j)
 {
@@ -76,6 +86,75 @@ static void *worker_main(void *unused)
     return NULL;
 }
 
+/* ---- affinity ------------------------------------------------------------------------------
+ * The caller of a call is participant 0 and stays where the engine put it; worker w is
+ * participant w + 1. compact puts participant i on the i-th allowed CPU (so four threads stay
+ * in one cluster when the CPUs are numbered cluster by cluster, as on the K1); spread spaces
+ * the participants evenly over the allowed CPUs. */
+
+static void read_allowed_cpus(void)
+{
+    cpu_set_t set;
+    pool.cpu_count = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE && pool.cpu_count < MAX_THREADS; c++)
+            if (CPU_ISSET(c, &set))
+                pool.cpus[pool.cpu_count++] = c;
+}
+
+/* The CPU of participant i of n under the current mode, or -1 for "any allowed CPU". */
+static int cpu_of(int i, int n)
+{
+    if (pool.affinity == GR_AFFINITY_NONE || pool.cpu_count == 0)
+        return -1;
+    int slot = pool.affinity == GR_AFFINITY_SPREAD && n <= pool.cpu_count
+                   ? (int)((long)i * pool.cpu_count / n)
+                   : i;
+    return pool.cpus[slot % pool.cpu_count];
+}
+
+/* Pins worker w (or lets it run on every allowed CPU again). 0, or -1 if the system refused. */
+static int pin_worker(int w)
+{
+    if (pool.cpu_count == 0)
+        return 0; /* nothing known to pin to: leave the worker as it was started */
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int cpu = cpu_of(w + 1, pool.worker_count + 1);
+    if (cpu >= 0)
+        CPU_SET(cpu, &set);
+    else
+        for (int c = 0; c < pool.cpu_count; c++)
+            CPU_SET(pool.cpus[c], &set);
+    return pthread_setaffinity_np(pool.workers[w], sizeof set, &set) == 0 ? 0 : -1;
+}
+
+static int pin_workers(void)
+{
+    int rc = 0;
+    for (int w = 0; w < pool.worker_count; w++)
+        if (pin_worker(w) != 0)
+            rc = -1;
+    return rc;
+}
+
+/* GEMM_RVV_AFFINITY=compact|spread|none; anything else is reported once and ignored. */
+static void affinity_from_env(void)
+{
+    static const char *const names[] = {"none", "compact", "spread"};
+    const char *env = getenv("GEMM_RVV_AFFINITY");
+    pool.affinity_chosen = 1;
+    if (!env || !*env)
+        return;
+    for (int a = 0; a < 3; a++)
+        if (strcmp(env, names[a]) == 0) {
+            pool.affinity = a;
+            return;
+        }
+    fprintf(stderr, "gemm_rvv: GEMM_RVV_AFFINITY=%s ignored: expected compact, spread or none\n",
+            env);
+}
+
 /* Stops every worker and starts count - 1 new ones. Called with the lock held and no job
  * queued; returns with the lock held. */
 static int restart_workers(int count)
@@ -98,6 +177,12 @@ static int restart_workers(int count)
         pool.worker_count++;
     }
     pool.threads = pool.worker_count + 1;
+    if (!pool.affinity_chosen)
+        affinity_from_env();
+    if (pool.cpu_count == 0)
+        read_allowed_cpus(); /* the starting thread's set: taskset or the engine's choice */
+    if (pool.affinity != GR_AFFINITY_NONE && pin_workers() != 0)
+        rc = -1;
     return rc;
 }
 
@@ -176,4 +261,62 @@ void gr_parallel_for(size_t count, void (*fn)(void *ctx, size_t i), void *ctx)
     pthread_mutex_unlock(&pool.lock);
     for (size_t i = 0; i < count; i++)
         fn(ctx, i);
+}
+
+/* Waits for a resize in progress, so that the worker list is complete. Lock held. */
+static void wait_resize(void)
+{
+    while (pool.resizing)
+        pthread_cond_wait(&pool.idle, &pool.lock);
+}
+
+int gr_threads_set_affinity(int mode)
+{
+    if (mode != GR_AFFINITY_NONE && mode != GR_AFFINITY_COMPACT && mode != GR_AFFINITY_SPREAD)
+        return -1;
+    pthread_mutex_lock(&pool.lock);
+    wait_resize();
+    if (pool.cpu_count == 0)
+        read_allowed_cpus();
+    pool.affinity = mode;
+    pool.affinity_chosen = 1;
+    int rc = pin_workers(); /* running calls go on: only where their threads run changes */
+    pthread_mutex_unlock(&pool.lock);
+    return rc;
+}
+
+int gr_threads_get_affinity(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    if (!pool.affinity_chosen)
+        affinity_from_env();
+    int mode = pool.affinity;
+    pthread_mutex_unlock(&pool.lock);
+    return mode;
+}
+
+int gr_threads_worker_cpu(int worker)
+{
+    cpu_set_t set;
+    int cpu = -1;
+    pthread_mutex_lock(&pool.lock);
+    wait_resize();
+    if (worker >= 0 && worker < pool.worker_count &&
+        pthread_getaffinity_np(pool.workers[worker], sizeof set, &set) == 0 &&
+        CPU_COUNT(&set) == 1)
+        for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+            if (CPU_ISSET(c, &set))
+                cpu = c;
+    pthread_mutex_unlock(&pool.lock);
+    return cpu;
+}
+
+gemm_rvv_status gemm_rvv_set_affinity(gemm_rvv_affinity mode)
+{
+    return gr_threads_set_affinity((int)mode) == 0 ? GEMM_RVV_OK : GEMM_RVV_ERR_THREADS;
+}
+
+gemm_rvv_affinity gemm_rvv_get_affinity(void)
+{
+    return (gemm_rvv_affinity)gr_threads_get_affinity();
 }

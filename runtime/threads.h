@@ -18,4 +18,16 @@ int gr_threads_get(void);
  * number of online CPUs. */
 int gr_threads_default(void);
 
+/* Where the workers run (gemm_rvv_set_affinity): the default comes from GEMM_RVV_AFFINITY. */
+enum gr_affinity { GR_AFFINITY_NONE = 0, GR_AFFINITY_COMPACT = 1, GR_AFFINITY_SPREAD = 2 };
+
+/* Sets the mode and re-pins the running workers; later pools are pinned when started. 0, or
+ * -1 for an unknown mode or when the system refused to pin a worker. */
+int gr_threads_set_affinity(int mode);
+int gr_threads_get_affinity(void);
+
+/* The one CPU worker `worker` (0-based) is pinned to, as the system reports it, or -1 when it
+ * may run on more than one (or there is no such worker). For tests. */
+int gr_threads_worker_cpu(int worker);
+
 #endif

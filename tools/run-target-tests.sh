@@ -6,7 +6,12 @@
 #   and, for the programs named in NO_V_PROGRAMS (basenames), on a core without V
 #   (-cpu rv64,v=false) with GEMM_RVV_TEST_NO_V=1: the runtime must serve every call with the
 #   fallback there, and every "digest:" line a program prints must be the same in all runs;
+#   with SID_QEMU=PATH (sid's qemu-riscv64, 11.x: tools/setup-deps.sh sid-qemu DIR) also VLEN 128,
+#   256 and 1024 on a core with Zvfbfmin and Zvfbfwma, which Debian 12's QEMU 7.2 lacks. Each run
+#   gets GEMM_RVV_TEST_EXPECT_ISA, the kernel variant its core must get (zvfbfwma there, base
+#   under 7.2), for the tests that check the choice;
 #   NATIVE=1: once, on this riscv64 machine.
+# Under QEMU each run goes through tools/riscv64-run, the command users run programs with.
 # Environment: QEMU_SYSROOT (the target's sysroot, for the dynamic loader and libcmocka),
 # JOBS (parallel runs, default: the number of CPUs), LOG_DIR (default build/test/logs).
 # Usage: tools/run-target-tests.sh PROGRAM...
@@ -23,8 +28,14 @@ if [ "${NATIVE:-0}" = 1 ]; then
 else
   CONFIGS=("vlen=128" "vlen=256" "vlen=512" "vlen=1024"
            "vlen=256,rvv_ta_all_1s=true,rvv_ma_all_1s=true" "v=false")
+  if [ -n "${SID_QEMU:-}" ]; then
+    [ -x "$SID_QEMU" ] && [ "$(basename "$SID_QEMU")" = qemu-riscv64 ] ||
+      { echo "error: SID_QEMU=$SID_QEMU is not a program named qemu-riscv64" >&2; exit 1; }
+    CONFIGS+=("sid,vlen=128" "sid,vlen=256" "sid,vlen=1024")
+  fi
   command -v qemu-riscv64 >/dev/null || { echo "error: qemu-riscv64 not found (Debian: qemu-user)" >&2; exit 1; }
 fi
+RUN=$(cd "$(dirname "$0")" && pwd)/riscv64-run
 
 # One job: run PROGRAM in CONFIG, keeping its output and exit status.
 run_one() {
@@ -33,16 +44,18 @@ run_one() {
   if [ "$cfg" = native ]; then
     "$prog" > "$LOG_DIR/$tag.log" 2>&1
   elif [ "$cfg" = v=false ]; then
-    QEMU_LD_PREFIX="${QEMU_SYSROOT:-}" GEMM_RVV_TEST_NO_V=1 qemu-riscv64 -cpu rv64,v=false \
-      "$prog" > "$LOG_DIR/$tag.log" 2>&1
+    GEMM_RVV_TEST_NO_V=1 "$RUN" --cpu v=false "$prog" > "$LOG_DIR/$tag.log" 2>&1
+  elif [ "${cfg#sid,}" != "$cfg" ]; then
+    # sid's binary is called qemu-riscv64 too: first in PATH, the wrapper runs it.
+    PATH="$(dirname "$SID_QEMU"):$PATH" GEMM_RVV_TEST_EXPECT_ISA=zvfbfwma "$RUN" \
+      --cpu "zvfbfmin=true,zvfbfwma=true,${cfg#sid,}" "$prog" > "$LOG_DIR/$tag.log" 2>&1
   else
-    QEMU_LD_PREFIX="${QEMU_SYSROOT:-}" qemu-riscv64 \
-      -cpu "rv64,v=true,vext_spec=v1.0,$cfg" "$prog" > "$LOG_DIR/$tag.log" 2>&1
+    GEMM_RVV_TEST_EXPECT_ISA=base "$RUN" --cpu "$cfg" "$prog" > "$LOG_DIR/$tag.log" 2>&1
   fi
   echo $? > "$LOG_DIR/$tag.rc"
 }
 export -f run_one
-export LOG_DIR QEMU_SYSROOT
+export LOG_DIR QEMU_SYSROOT RUN SID_QEMU
 
 # Whether PROGRAM runs in CONFIG: the no-V configuration only takes NO_V_PROGRAMS.
 runs_in() {

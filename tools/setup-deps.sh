@@ -13,6 +13,8 @@
 #        tools/setup-deps.sh fuzz            host packages + clang-19 and its libFuzzer runtime
 #        tools/setup-deps.sh bench DIR       gnuplot, bc, and QEMU's plugin header (from Debian's
 #                                            qemu source package) into DIR/qemu-plugin
+#        tools/setup-deps.sh sid-qemu DIR    sid's qemu-user (static, runs Zvfbfwma code) into
+#                                            DIR/sid-qemu; prints the qemu-riscv64 path
 # On a machine without dpkg/apt nothing is installed: the packages are named instead.
 set -euo pipefail
 
@@ -26,9 +28,12 @@ GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-l
   libgcc-15-dev-riscv64-cross binutils-riscv64-linux-gnu binutils-common libbinutils libctf0
   libsframe3 libjansson4 libc6 libisl23 libmpc3 libmpfr6 libgmp10 libzstd1 zlib1g libstdc++6
   libgcc-s1 libc6-dev-riscv64-cross libc6-riscv64-cross linux-libc-dev-riscv64-cross
-  libgomp1-riscv64-cross libgcc-s1-riscv64-cross)
+  libgomp1-riscv64-cross libgcc-s1-riscv64-cross linux-libc-dev)
+# linux-libc-dev: sid's linux-libc-dev-riscv64-cross is symbolic links into it (<linux/*.h> and
+# <asm/*.h>, which <sched.h> needs under _GNU_SOURCE).
 
-RISCV_PACKAGES=(libcmocka0 libcmocka-dev)
+# libyaml: gemm-rvv-bench reads shapes files on the board (linked statically).
+RISCV_PACKAGES=(libcmocka0 libcmocka-dev libyaml-0-2 libyaml-dev)
 
 say() { printf 'setup-deps: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -96,10 +101,12 @@ patch_programs() {
 install_toolchain() {
   local top=$1
   local prefix="$top/gcc15" stamp="$top/.complete"
-  # The stamp records the absolute prefix the programs were patched for: a moved tree is redone.
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$prefix" ]; then return 0; fi
+  # The stamp records the absolute prefix the programs were patched for and the package lists:
+  # a moved tree, or one made from other packages, is redone.
+  local want="$prefix ${GCC_PACKAGES[*]} ${RISCV_PACKAGES[*]}"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
   command -v dpkg >/dev/null || die "this script needs Debian's dpkg and apt; set CROSS= to use your own toolchain"
-  say "fetching GCC 15 for riscv64 and cmocka for riscv64 into $top (one time)"
+  say "fetching GCC 15 for riscv64, and cmocka and libyaml for riscv64, into $top (one time)"
   rm -rf "$top.tmp"; mkdir -p "$top.tmp"
   local work="$top.tmp"
 
@@ -126,8 +133,10 @@ install_toolchain() {
   for deb in "$work"/apt-riscv64/debs/*.deb; do dpkg -x "$deb" "$rv"; done
   cp -a "$rv"/usr/include/cmocka*.h "$sysroot/include/"
   cp -a "$rv"/usr/lib/riscv64-linux-gnu/libcmocka.so* "$sysroot/lib/"
+  cp -a "$rv"/usr/include/yaml.h "$sysroot/include/"
+  cp -a "$rv"/usr/lib/riscv64-linux-gnu/libyaml.a "$sysroot/lib/"
   rm -rf "$work"
-  echo "$prefix" > "$stamp"
+  echo "$want" > "$stamp"
   say "toolchain ready: $prefix/usr/bin/riscv64-linux-gnu-gcc-15"
 }
 
@@ -148,6 +157,28 @@ install_plugin_header() {
   rm -rf "$work"
 }
 
+# Debian 12's QEMU 7.2 has no BF16 vector instructions; sid's qemu-user (11.x) has them
+# (-cpu rv64,v=true,zvfbfmin=true,zvfbfwma=true). Its programs are static, so `dpkg -x` of the one
+# package is all it takes on Debian 12; nothing is installed into the system.
+install_sid_qemu() {
+  local top=$1 prefix="$1/sid-qemu" stamp="$1/sid-qemu.complete"
+  if [ ! -f "$stamp" ] || [ ! -x "$prefix/usr/bin/qemu-riscv64" ]; then
+    command -v dpkg >/dev/null || die "fetching sid's QEMU needs Debian's dpkg and apt"
+    say "fetching sid's qemu-user (static QEMU with Zvfbfwma) into $prefix (one time)"
+    local work="$top/sid-qemu.tmp" deb
+    rm -rf "$work" "$prefix"; mkdir -p "$work" "$prefix"
+    fetch_debs "$work" "deb http://deb.debian.org/debian sid main" "" qemu-user
+    for deb in "$work"/debs/qemu-user_*.deb; do dpkg -x "$deb" "$work/root"; done
+    # The package holds every target (about 460 MB); only the riscv64 one is kept.
+    mkdir -p "$prefix/usr/bin"
+    mv "$work/root/usr/bin/qemu-riscv64" "$prefix/usr/bin/"
+    rm -rf "$work"
+    "$prefix/usr/bin/qemu-riscv64" --version >/dev/null || die "sid's qemu-riscv64 does not run here"
+    "$prefix/usr/bin/qemu-riscv64" --version | head -n 1 > "$stamp"
+  fi
+  echo "$prefix/usr/bin/qemu-riscv64"
+}
+
 case "${1:-}" in
   host) install_packages "${HOST_PACKAGES[@]}" ;;
   qemu) install_packages "${HOST_PACKAGES[@]}" "${QEMU_PACKAGES[@]}" ;;
@@ -162,5 +193,9 @@ case "${1:-}" in
     install_packages "${BENCH_PACKAGES[@]}" "${QEMU_PACKAGES[@]}"
     install_plugin_header "$2"
     ;;
-  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR" ;;
+  sid-qemu)
+    [ $# -eq 2 ] || die "usage: $0 sid-qemu DIR"
+    install_sid_qemu "$2"
+    ;;
+  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | sid-qemu DIR" ;;
 esac

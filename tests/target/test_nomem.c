@@ -1,0 +1,144 @@
+/* Out of memory on every path: each allocation a call makes fails in turn (malloc, calloc,
+ * realloc and aligned_alloc are wrapped at link time, -Wl,--wrap), and every such call must
+ * return GEMM_RVV_ERR_NOMEM with Y untouched; and a call in the steady state allocates
+ * nothing at all. Kernel and fallback paths, packed and plain weights, one and several row
+ * blocks, one and four threads. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gemm_rvv.h"
+#include "testdata.h"
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t count, size_t size);
+void *__real_realloc(void *p, size_t size);
+void *__real_aligned_alloc(size_t align, size_t size);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t count, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void *__wrap_aligned_alloc(size_t align, size_t size);
+
+static size_t allocations; /* made since the last reset */
+static size_t fail_at;     /* the allocation that fails (1-based); 0: none */
+
+static int fails(void) { return ++allocations == fail_at; }
+
+void *__wrap_malloc(size_t size) { return fails() ? NULL : __real_malloc(size); }
+void *__wrap_calloc(size_t count, size_t size) { return fails() ? NULL : __real_calloc(count, size); }
+void *__wrap_realloc(void *p, size_t size) { return fails() ? NULL : __real_realloc(p, size); }
+void *__wrap_aligned_alloc(size_t align, size_t size)
+{
+    return fails() ? NULL : __real_aligned_alloc(align, size);
+}
+
+/* Shapes of tests/target/shapes-test.yaml: 1025 x 31 has plans up to M = 128; 50 x 50 none. */
+struct shape {
+    int64_t n, k;
+};
+static const struct shape shapes[] = {{1025, 31}, {50, 50}};
+static const int64_t ms[] = {1, 5, 200};
+
+#define SENTINEL 0xa5
+
+static void check_every_failure(const struct shape *sh, int64_t m, int plain, int threads)
+{
+    uint16_t *x = __real_malloc((size_t)(m * sh->k) * 2), *w = __real_malloc((size_t)(sh->n * sh->k) * 2);
+    size_t ybytes = (size_t)(m * sh->n) * sizeof(float);
+    unsigned char *y = __real_malloc(ybytes);
+    assert_non_null(x);
+    assert_non_null(w);
+    assert_non_null(y);
+    struct rng r = {77};
+    fill_bf16(&r, x, (size_t)(m * sh->k), 0);
+    fill_bf16(&r, w, (size_t)(sh->n * sh->k), 0);
+    assert_int_equal(gemm_rvv_set_threads(threads), GEMM_RVV_OK);
+    gemm_rvv_weight *obj = NULL;
+    if (!plain)
+        assert_int_equal(gemm_rvv_weight_create(w, sh->n, sh->k, sh->k, &obj), GEMM_RVV_OK);
+    size_t n;
+    for (n = 1;; n++) {
+        gemm_rvv_release_memory();
+        memset(y, SENTINEL, ybytes);
+        allocations = 0;
+        fail_at = n;
+        gemm_rvv_status s =
+            plain ? gemm_rvv_linear_plain(x, m, sh->k, w, sh->n, sh->k, sh->k, NULL, y, sh->n,
+                                          GEMM_RVV_F32)
+                  : gemm_rvv_linear(x, m, sh->k, obj, NULL, y, sh->n, GEMM_RVV_F32);
+        fail_at = 0;
+        if (allocations < n) { /* no allocation failed: the call must have worked */
+            assert_int_equal(s, GEMM_RVV_OK);
+            break;
+        }
+        if (s != GEMM_RVV_ERR_NOMEM)
+            fail_msg("N=%lld K=%lld M=%lld %s, %d threads: allocation %zu failed, status %d",
+                     (long long)sh->n, (long long)sh->k, (long long)m, plain ? "plain" : "packed",
+                     threads, n, (int)s);
+        for (size_t i = 0; i < ybytes; i++)
+            if (y[i] != SENTINEL)
+                fail_msg("N=%lld K=%lld M=%lld %s: allocation %zu failed and byte %zu of Y was "
+                         "written", (long long)sh->n, (long long)sh->k, (long long)m,
+                         plain ? "plain" : "packed", n, i);
+    }
+    /* Warm now: the same call again allocates nothing. */
+    allocations = 0;
+    gemm_rvv_status s = plain ? gemm_rvv_linear_plain(x, m, sh->k, w, sh->n, sh->k, sh->k, NULL,
+                                                      y, sh->n, GEMM_RVV_F32)
+                              : gemm_rvv_linear(x, m, sh->k, obj, NULL, y, sh->n, GEMM_RVV_F32);
+    assert_int_equal(s, GEMM_RVV_OK);
+    if (allocations != 0)
+        fail_msg("N=%lld K=%lld M=%lld %s, %d threads: a steady-state call made %zu allocations",
+                 (long long)sh->n, (long long)sh->k, (long long)m, plain ? "plain" : "packed",
+                 threads, allocations);
+    gemm_rvv_weight_free(obj);
+    free(x);
+    free(w);
+    free(y);
+}
+
+static void test_nothing_written_on_nomem(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++)
+            for (int plain = 0; plain < 2; plain++)
+                for (int threads = 1; threads <= 4; threads += 3)
+                    check_every_failure(&shapes[i], ms[j], plain, threads);
+}
+
+/* Create fails cleanly too: no object, *out untouched. */
+static void test_create_nomem(void **state)
+{
+    (void)state;
+    uint16_t w[1025 * 31] = {0};
+    for (size_t n = 1; n <= 3; n++) {
+        gemm_rvv_weight *obj = (gemm_rvv_weight *)w; /* a value that must survive */
+        allocations = 0;
+        fail_at = n;
+        gemm_rvv_status s = gemm_rvv_weight_create(w, 1025, 31, 31, &obj);
+        fail_at = 0;
+        if (allocations < n) {
+            assert_int_equal(s, GEMM_RVV_OK);
+            gemm_rvv_weight_free(obj);
+            break;
+        }
+        assert_int_equal(s, GEMM_RVV_ERR_NOMEM);
+        assert_ptr_equal(obj, (gemm_rvv_weight *)w);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_nomem),
+        cmocka_unit_test(test_nothing_written_on_nomem),
+    };
+    return cmocka_run_group_tests_name("out of memory", tests, NULL, NULL);
+}
