@@ -69,7 +69,7 @@ TEMPLATES     := $(wildcard templates/*.c.in)
 LIB           := $(BUILD)/libgemm_rvv.a
 TEST_LIB      := $(BUILD)/test/libgemm_rvv.a
 
-HOST_TESTS    := $(patsubst tests/host/%.c,$(BUILD)/host/tests/%,$(wildcard tests/host/test_*.c))
+HOST_TESTS    := $(patsubst tests/host/%.c,$(BUILD)/host-san/tests/%,$(wildcard tests/host/test_*.c))
 TARGET_TESTS  := $(patsubst tests/target/%.c,$(BUILD)/test/%,$(wildcard tests/target/test_*.c))
 TARGET_SUPPORT:= $(filter-out $(wildcard tests/target/test_*.c),$(wildcard tests/target/*.c))
 
@@ -129,11 +129,28 @@ lib: $(GEN_DIR)/manifest.json $(BUILD)/probe.ok
 	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) plans from $$($(MANIFEST_SOURCE)))"
 
 # ---- tests ---------------------------------------------------------------------------------
-# Host: the generator's parts, linked into cmocka programs.
-$(BUILD)/host/tests/%: tests/host/%.c $(patsubst gen/%.c,$(BUILD)/host/obj/%.o,$(GEN_LIB_SRCS)) $(GEN_BIN)
+# Host: the generator's parts, built again with ASan and UBSan in a folder of their own (the
+# generator users get stays as it is), linked into cmocka programs with the allocation hook of
+# tests/host/alloc_fail.h. libyaml is linked statically so that its allocations pass the hook.
+SAN_DIR       := $(BUILD)/host-san
+SAN_FLAGS     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_GEN_BIN   := $(SAN_DIR)/gemm-rvv-gen
+SAN_OBJS      := $(patsubst gen/%.c,$(SAN_DIR)/obj/%.o,$(GEN_LIB_SRCS))
+HOOK_LDFLAGS  := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup
+
+$(SAN_DIR)/obj/%.o: gen/%.c $(wildcard gen/*.h include/*.h) | deps
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_CPPFLAGS) -DGEN_BIN='"$(abspath $(GEN_BIN))"' \
-	  -DTESTS_DIR='"$(CURDIR)/tests"' $< $(filter %.o,$^) -lyaml -lcmocka -o $@
+	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $(HOST_CPPFLAGS) -c $< -o $@
+
+$(SAN_GEN_BIN): $(SAN_OBJS) $(SAN_DIR)/obj/main.o
+	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $^ -lyaml -o $@
+
+$(SAN_DIR)/tests/%: tests/host/%.c tests/host/alloc_fail.c tests/host/alloc_fail.h $(SAN_OBJS) $(SAN_GEN_BIN) $(GEN_BIN)
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $(HOST_CPPFLAGS) -Itests/host \
+	  -DGEN_BIN='"$(abspath $(SAN_GEN_BIN))"' -DGEN_PLAIN_BIN='"$(abspath $(GEN_BIN))"' \
+	  -DTESTS_DIR='"$(CURDIR)/tests"' \
+	  $< tests/host/alloc_fail.c $(SAN_OBJS) $(HOOK_LDFLAGS) -l:libyaml.a -lcmocka -o $@
 
 test-host: $(HOST_TESTS)
 	@set -e; for t in $(HOST_TESTS); do echo "=== $$t ==="; $$t; done
@@ -270,6 +287,8 @@ bench: $(PLUGIN) $(BUILD)/bench/bench
 	BUILD=$(BUILD) bench/run.sh $(PLUGIN) $(BUILD)/bench/bench
 	BUILD=$(BUILD) bench/build-times.sh shapes.yaml models/llama.yaml > $(BUILD)/bench/build-times.csv
 	BUILD=$(BUILD) bench/report.sh $(BUILD)/bench/build-times.csv
+
+include mk/fuzz.mk
 
 clean:
 	rm -rf $(BUILD)

@@ -16,3 +16,8 @@ void diag_error(struct diag *d, int line, int col, const char *fmt, ...)
     fputc('\n', d->out);
     d->errors++;
 }
+
+void diag_out_of_memory(struct diag *d)
+{
+    diag_error(d, 0, 0, "out of memory");
+}

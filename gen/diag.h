@@ -14,4 +14,9 @@ struct diag {
 void diag_error(struct diag *d, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The one way the generator's parts report a failed allocation: "FILE: error: out of memory",
+ * counted as an error, so the caller stops, fails and writes nothing. Library code never
+ * exits; the program ends with status 1. */
+void diag_out_of_memory(struct diag *d);
+
 #endif

@@ -177,8 +177,8 @@ int main(int argc, char **argv)
     }
 
     struct plan p;
-    if (plan_build(&s, &g, &b, &t, &p) != 0) {
-        fprintf(stderr, "gemm-rvv-gen: error: out of memory\n");
+    if (plan_build(&s, &g, &b, &t, &p) != 0) { /* its only failure */
+        diag_out_of_memory(&d);
         shapes_free(&s);
         return EXIT_BAD_INPUT;
     }

@@ -10,11 +10,29 @@
 
 #define NAME_MAX_LEN 128
 
+/* Layer names seen so far, for merging repeated layers in constant time: open addressing
+ * over indices into shapes.layers (a file of 200,000 layers must read in well under a second). */
+struct name_index {
+    size_t *slot; /* layer index + 1; 0 = empty */
+    size_t size;  /* a power of two, at least twice the number of layers */
+};
+
 struct reader {
     yaml_document_t *doc;
     struct diag *d;
     struct shapes *s;
+    struct name_index names;
+    size_t layers_cap; /* allocated entries of s->layers */
+    size_t *m_cap;     /* allocated entries of each layer's m (merged layers grow) */
+    int out_of_memory; /* reported once; reading stops */
 };
+
+static void out_of_memory(struct reader *r)
+{
+    if (!r->out_of_memory)
+        diag_out_of_memory(r->d);
+    r->out_of_memory = 1;
+}
 
 static int line_of(const yaml_node_t *n) { return (int)n->start_mark.line + 1; }
 static int col_of(const yaml_node_t *n) { return (int)n->start_mark.column + 1; }
@@ -28,6 +46,8 @@ static void describe(const yaml_node_t *n, char *buf, size_t size)
     case YAML_SCALAR_NODE:
         if (n->data.scalar.length == 0)
             snprintf(buf, size, "nothing");
+        else if (strlen(scalar_text(n)) != n->data.scalar.length)
+            snprintf(buf, size, "a string holding a NUL byte");
         else if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
             snprintf(buf, size, "\"%.40s\"", scalar_text(n));
         else
@@ -115,12 +135,18 @@ static void unknown_key(struct reader *r, const yaml_node_t *key, const char *wh
 typedef void (*key_handler)(struct reader *r, const char *key, yaml_node_t *value, void *ctx);
 
 /* Walks a mapping: rejects keys that are not scalars, repeated keys and keys not in `known`
- * (a comma-separated list shown in the message); hands each known key to `handle`. */
+ * (at most KNOWN_MAX names, shown in the message); hands each known key to `handle`. Repeats
+ * are found through the line each known key was first seen at, so a mapping of many keys
+ * costs no more than one pass. */
+#define KNOWN_MAX 16
+_Static_assert(TARGET_FIELDS <= KNOWN_MAX, "walk_mapping tracks at most KNOWN_MAX keys");
+
 static void walk_mapping(struct reader *r, yaml_node_t *map, const char *where,
                          const char *const *known, key_handler handle, void *ctx)
 {
-    yaml_node_pair_t *first = map->data.mapping.pairs.start;
-    for (yaml_node_pair_t *p = first; p < map->data.mapping.pairs.top; p++) {
+    int first_line[KNOWN_MAX] = {0};
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top && !r->out_of_memory; p++) {
         yaml_node_t *key = yaml_document_get_node(r->doc, p->key);
         yaml_node_t *value = yaml_document_get_node(r->doc, p->value);
         if (key->type != YAML_SCALAR_NODE) {
@@ -128,18 +154,6 @@ static void walk_mapping(struct reader *r, yaml_node_t *map, const char *where,
             continue;
         }
         const char *name = scalar_text(key);
-        int dup = 0;
-        for (yaml_node_pair_t *q = first; q < p && !dup; q++) {
-            yaml_node_t *other = yaml_document_get_node(r->doc, q->key);
-            if (other->type == YAML_SCALAR_NODE && strcmp(scalar_text(other), name) == 0) {
-                diag_error(r->d, line_of(key), col_of(key),
-                           "duplicate key \"%s\" %s (first at line %d)", name, where,
-                           line_of(other));
-                dup = 1;
-            }
-        }
-        if (dup)
-            continue;
         size_t i = 0;
         while (known[i] && strcmp(known[i], name) != 0)
             i++;
@@ -147,6 +161,12 @@ static void walk_mapping(struct reader *r, yaml_node_t *map, const char *where,
             unknown_key(r, key, where, known);
             continue;
         }
+        if (first_line[i]) {
+            diag_error(r->d, line_of(key), col_of(key),
+                       "duplicate key \"%s\" %s (first at line %d)", name, where, first_line[i]);
+            continue;
+        }
+        first_line[i] = line_of(key);
         handle(r, name, value, ctx);
     }
 }
@@ -159,11 +179,13 @@ struct layer_ctx {
     int have_name, have_n, have_k, have_m, bad;
 };
 
-static int valid_name(const char *s)
+/* The scalar's length, not strlen: a quoted "\0" must not cut a name short. */
+static int valid_name(const yaml_node_t *n)
 {
-    size_t len = strlen(s);
+    size_t len = n->data.scalar.length;
     return len > 0 && len <= NAME_MAX_LEN &&
-           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/") == len;
+           strspn(scalar_text(n),
+                  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/") == len;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -195,6 +217,10 @@ static void read_m(struct reader *r, yaml_node_t *value, struct layer_ctx *c)
             return;
         }
         l->m = calloc(count, sizeof *l->m);
+        if (!l->m) {
+            out_of_memory(r);
+            return;
+        }
         for (size_t i = 0; i < count; i++) {
             yaml_node_t *item = yaml_document_get_node(r->doc, value->data.sequence.items.start[i]);
             if (read_uint(r, item, "M", 1, SHAPE_DIM_MAX, &l->m[l->m_count]) == 0)
@@ -204,6 +230,10 @@ static void read_m(struct reader *r, yaml_node_t *value, struct layer_ctx *c)
         }
     } else {
         l->m = calloc(1, sizeof *l->m);
+        if (!l->m) {
+            out_of_memory(r);
+            return;
+        }
         if (read_uint(r, value, "M", 1, SHAPE_DIM_MAX, &l->m[0]) == 0)
             l->m_count = 1;
         else
@@ -218,13 +248,15 @@ static void layer_key(struct reader *r, const char *key, yaml_node_t *value, voi
     struct layer *l = c->layer;
     if (strcmp(key, "name") == 0) {
         c->have_name = 1;
-        if (value->type != YAML_SCALAR_NODE || !valid_name(scalar_text(value))) {
+        if (value->type != YAML_SCALAR_NODE || !valid_name(value)) {
             expected(r, value, "name",
                      "1 to 128 letters, digits or the characters _ . - /");
             c->bad = 1;
             return;
         }
         l->name = strdup(scalar_text(value));
+        if (!l->name)
+            out_of_memory(r);
     } else if (strcmp(key, "N") == 0) {
         c->have_n = 1;
         c->bad |= read_uint(r, value, "N", 1, SHAPE_DIM_MAX, &l->n) != 0;
@@ -261,33 +293,99 @@ static int check_sizes(struct reader *r, const struct layer_ctx *c)
     return 0;
 }
 
-/* Adds a checked layer, merging it into an earlier one of the same name when N and K agree. */
+static size_t name_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return (size_t)h;
+}
+
+/* The slot of `name` in the index: the one holding it, or the empty one where it belongs. */
+static size_t *name_slot(struct reader *r, const char *name)
+{
+    size_t mask = r->names.size - 1, i = name_hash(name) & mask;
+    while (r->names.slot[i] && strcmp(r->s->layers[r->names.slot[i] - 1].name, name) != 0)
+        i = (i + 1) & mask;
+    return &r->names.slot[i];
+}
+
+/* Room for one more layer: the layers and M capacities double, and the name index is
+ * rebuilt at twice the size when it would be half full. Returns 0, or -1 when out of memory. */
+static int reserve_layer(struct reader *r)
+{
+    struct shapes *s = r->s;
+    if (s->count == r->layers_cap) {
+        size_t cap = r->layers_cap ? 2 * r->layers_cap : 16;
+        struct layer *layers = realloc(s->layers, cap * sizeof *layers);
+        if (!layers)
+            return -1;
+        s->layers = layers;
+        size_t *m_cap = realloc(r->m_cap, cap * sizeof *m_cap);
+        if (!m_cap)
+            return -1;
+        r->m_cap = m_cap;
+        r->layers_cap = cap;
+    }
+    if (2 * (s->count + 1) > r->names.size) {
+        size_t size = r->names.size ? 2 * r->names.size : 64;
+        size_t *slot = calloc(size, sizeof *slot);
+        if (!slot)
+            return -1;
+        free(r->names.slot);
+        r->names = (struct name_index){slot, size};
+        for (size_t i = 0; i < s->count; i++)
+            *name_slot(r, s->layers[i].name) = i + 1;
+    }
+    return 0;
+}
+
+/* Appends a repeated layer's M values to the first one's; they are sorted and made unique
+ * once, when the whole file is read (sorting at every merge would cost the square). */
+static int merge_m(struct reader *r, size_t into, struct layer *l)
+{
+    struct layer *old = &r->s->layers[into];
+    if (old->m_count + l->m_count > r->m_cap[into]) {
+        size_t cap = 2 * (old->m_count + l->m_count);
+        uint64_t *m = realloc(old->m, cap * sizeof *m);
+        if (!m)
+            return -1;
+        old->m = m;
+        r->m_cap[into] = cap;
+    }
+    memcpy(old->m + old->m_count, l->m, l->m_count * sizeof *l->m);
+    old->m_count += l->m_count;
+    return 0;
+}
+
+/* Adds a checked layer, merging it into an earlier one of the same name when N and K agree.
+ * The layer's name and M values are taken over or freed. */
 static void add_layer(struct reader *r, struct layer *l)
 {
     struct shapes *s = r->s;
-    for (size_t i = 0; i < s->count; i++) {
-        struct layer *old = &s->layers[i];
-        if (strcmp(old->name, l->name) != 0)
-            continue;
-        if (old->n != l->n || old->k != l->k) {
-            diag_error(r->d, l->line, l->col,
-                       "layer \"%s\" redefined with N=%llu, K=%llu (line %d has N=%llu, K=%llu)",
-                       l->name, (unsigned long long)l->n, (unsigned long long)l->k, old->line,
-                       (unsigned long long)old->n, (unsigned long long)old->k);
-            free(l->name);
-            free(l->m);
-            return;
-        }
-        uint64_t *m = realloc(old->m, (old->m_count + l->m_count) * sizeof *m);
-        memcpy(m + old->m_count, l->m, l->m_count * sizeof *m);
-        old->m = m;
-        old->m_count = sort_unique(m, old->m_count + l->m_count);
+    if (reserve_layer(r) != 0) {
+        out_of_memory(r);
         free(l->name);
         free(l->m);
         return;
     }
-    s->layers = realloc(s->layers, (s->count + 1) * sizeof *s->layers);
+    size_t *slot = name_slot(r, l->name);
+    if (*slot) {
+        struct layer *old = &s->layers[*slot - 1];
+        if (old->n != l->n || old->k != l->k)
+            diag_error(r->d, l->line, l->col,
+                       "layer \"%s\" redefined with N=%llu, K=%llu (line %d has N=%llu, K=%llu)",
+                       l->name, (unsigned long long)l->n, (unsigned long long)l->k, old->line,
+                       (unsigned long long)old->n, (unsigned long long)old->k);
+        else if (merge_m(r, *slot - 1, l) != 0)
+            out_of_memory(r);
+        free(l->name);
+        free(l->m);
+        return;
+    }
+    r->m_cap[s->count] = l->m_count;
     s->layers[s->count++] = *l;
+    *slot = s->count;
 }
 
 static void read_layer(struct reader *r, yaml_node_t *node)
@@ -303,6 +401,11 @@ static void read_layer(struct reader *r, yaml_node_t *node)
         return;
     }
     walk_mapping(r, node, "in a layer", known, layer_key, &c);
+    if (r->out_of_memory) {
+        free(l.name);
+        free(l.m);
+        return;
+    }
     const char *missing = !c.have_name ? "name" : !c.have_n ? "N" : !c.have_k ? "K"
                         : !c.have_m ? "M" : NULL;
     if (missing) {
@@ -329,8 +432,11 @@ static void read_layers(struct reader *r, yaml_node_t *node)
         diag_error(r->d, line_of(node), col_of(node), "layers must list at least one layer");
         return;
     }
-    for (; it < node->data.sequence.items.top; it++)
+    for (; it < node->data.sequence.items.top && !r->out_of_memory; it++)
         read_layer(r, yaml_document_get_node(r->doc, *it));
+    /* Merged layers hold their M values in file order, repeats included. */
+    for (size_t i = 0; i < r->s->count; i++)
+        r->s->layers[i].m_count = sort_unique(r->s->layers[i].m, r->s->layers[i].m_count);
 }
 
 /* ---- settings ----------------------------------------------------------------------------- */
@@ -407,8 +513,8 @@ static void top_key(struct reader *r, const char *key, yaml_node_t *value, void 
     if (strcmp(key, "model") == 0) {
         if (value->type != YAML_SCALAR_NODE || value->data.scalar.length == 0)
             expected(r, value, "model", "a name");
-        else
-            r->s->model = strdup(scalar_text(value));
+        else if (!(r->s->model = strdup(scalar_text(value))))
+            out_of_memory(r);
     } else if (strcmp(key, "gate") == 0) {
         if (value->type != YAML_MAPPING_NODE)
             expected(r, value, "gate", "a mapping of min_n, min_k, max_m, min_mnk");
@@ -441,14 +547,27 @@ static void read_root(struct reader *r, yaml_node_t *root)
         return;
     }
     walk_mapping(r, root, "at the top level", known, top_key, &c);
-    if (!c.have_layers)
+    if (!c.have_layers && !r->out_of_memory)
         diag_error(r->d, line_of(root), col_of(root), "no \"layers\" list in the file");
+}
+
+/* libyaml's own failures: a malformed file, or an allocation inside libyaml. Its loader
+ * leaves the error at YAML_NO_ERROR when its copy of a default tag fails (libyaml 0.2.5). */
+static void parser_error(struct diag *d, const yaml_parser_t *parser)
+{
+    if (parser->error == YAML_MEMORY_ERROR || parser->error == YAML_NO_ERROR) {
+        diag_out_of_memory(d);
+        return;
+    }
+    diag_error(d, (int)parser->problem_mark.line + 1, (int)parser->problem_mark.column + 1,
+               "malformed YAML: %s%s%s", parser->problem ? parser->problem : "parse error",
+               parser->context ? " " : "", parser->context ? parser->context : "");
 }
 
 static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out)
 {
     yaml_document_t doc, extra;
-    struct reader r = {&doc, d, out};
+    struct reader r = {.doc = &doc, .d = d, .s = out};
     int errors_before = d->errors;
 
     memset(out, 0, sizeof *out);
@@ -457,9 +576,7 @@ static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out
     out->target = target_default();
 
     if (!yaml_parser_load(parser, &doc)) {
-        diag_error(d, (int)parser->problem_mark.line + 1, (int)parser->problem_mark.column + 1,
-                   "malformed YAML: %s%s%s", parser->problem ? parser->problem : "parse error",
-                   parser->context ? " " : "", parser->context ? parser->context : "");
+        parser_error(d, parser);
         return -1;
     }
     yaml_node_t *root = yaml_document_get_root_node(&doc);
@@ -467,19 +584,21 @@ static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out
         diag_error(d, 0, 0, "the file is empty: expected a mapping with a \"layers\" list");
     } else {
         read_root(&r, root);
-        if (yaml_parser_load(parser, &extra)) {
+        if (r.out_of_memory) {
+            /* reported; what follows in the file does not matter */
+        } else if (yaml_parser_load(parser, &extra)) {
             yaml_node_t *next = yaml_document_get_root_node(&extra);
             if (next)
                 diag_error(d, line_of(next), col_of(next),
                            "a second YAML document; a shapes file holds one");
             yaml_document_delete(&extra);
         } else {
-            diag_error(d, (int)parser->problem_mark.line + 1,
-                       (int)parser->problem_mark.column + 1, "malformed YAML: %s",
-                       parser->problem ? parser->problem : "parse error");
+            parser_error(d, parser);
         }
     }
     yaml_document_delete(&doc);
+    free(r.names.slot);
+    free(r.m_cap);
     if (d->errors != errors_before) {
         shapes_free(out);
         return -1;
@@ -487,10 +606,21 @@ static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out
     return 0;
 }
 
+/* Sets up a parser (its input is set next). Returns 0, or -1 after reporting. */
+static int start_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out)
+{
+    if (yaml_parser_initialize(parser))
+        return 0;
+    diag_out_of_memory(d);
+    memset(out, 0, sizeof *out);
+    return -1;
+}
+
 int shapes_read_buffer(const char *text, size_t len, struct diag *d, struct shapes *out)
 {
     yaml_parser_t parser;
-    yaml_parser_initialize(&parser);
+    if (start_parser(&parser, d, out) != 0)
+        return -1;
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int rc = read_parser(&parser, d, out);
     yaml_parser_delete(&parser);
@@ -506,7 +636,10 @@ int shapes_read_file(const char *path, struct diag *d, struct shapes *out)
         return -1;
     }
     yaml_parser_t parser;
-    yaml_parser_initialize(&parser);
+    if (start_parser(&parser, d, out) != 0) {
+        fclose(f);
+        return -1;
+    }
     yaml_parser_set_input_file(&parser, f);
     int rc = read_parser(&parser, d, out);
     yaml_parser_delete(&parser);

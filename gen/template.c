@@ -2,64 +2,84 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void tvars_number(struct template_vars *t, const char *name, long long value)
+static int tvars_add(struct template_vars *t, struct template_var v)
 {
-    struct template_var v = {name, NULL, value};
-    if (t->count < TEMPLATE_VARS_MAX)
-        t->v[t->count++] = v;
+    if (t->count == TEMPLATE_VARS_MAX) {
+        if (!t->dropped)
+            t->dropped = v.name;
+        return -1;
+    }
+    t->v[t->count++] = v;
+    return 0;
 }
 
-void tvars_text(struct template_vars *t, const char *name, const char *value)
+int tvars_number(struct template_vars *t, const char *name, long long value)
 {
-    struct template_var v = {name, value, 0};
-    if (t->count < TEMPLATE_VARS_MAX)
-        t->v[t->count++] = v;
+    return tvars_add(t, (struct template_var){name, NULL, value});
 }
 
-void text_append(struct text *t, const char *s, size_t n)
+int tvars_text(struct template_vars *t, const char *name, const char *value)
 {
-    if (t->len + n + 1 > t->cap) {
+    return tvars_add(t, (struct template_var){name, value, 0});
+}
+
+int text_append(struct text *t, const char *s, size_t n)
+{
+    if (t->failed)
+        return -1;
+    if (n >= SIZE_MAX - t->len) {
+        t->failed = 1;
+        return -1;
+    }
+    size_t need = t->len + n + 1;
+    if (need > t->cap) {
         size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + n + 1)
-            cap *= 2;
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
         char *p = realloc(t->data, cap);
         if (!p) {
-            fprintf(stderr, "gemm-rvv-gen: out of memory\n");
-            exit(1);
+            t->failed = 1;
+            return -1;
         }
         t->data = p;
         t->cap = cap;
     }
-    memcpy(t->data + t->len, s, n);
+    if (n)
+        memcpy(t->data + t->len, s, n);
     t->len += n;
     t->data[t->len] = '\0';
+    return 0;
 }
 
-void text_printf(struct text *t, const char *fmt, ...)
+int text_printf(struct text *t, const char *fmt, ...)
 {
     char small[512];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof small) {
-        text_append(t, small, (size_t)n);
-        return;
+    if (n < 0) {
+        t->failed = 1;
+        return -1;
     }
+    if ((size_t)n < sizeof small)
+        return text_append(t, small, (size_t)n);
     char *big = malloc((size_t)n + 1);
-    if (!big)
-        return;
+    if (!big) {
+        t->failed = 1;
+        return -1;
+    }
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    text_append(t, big, (size_t)n);
+    int rc = text_append(t, big, (size_t)n);
     free(big);
+    return rc;
 }
 
 void text_free(struct text *t)
@@ -67,6 +87,7 @@ void text_free(struct text *t)
     free(t->data);
     t->data = NULL;
     t->len = t->cap = 0;
+    t->failed = 0;
 }
 
 /* ---- expansion ---------------------------------------------------------------------------- */
@@ -82,7 +103,50 @@ struct expander {
     struct template_vars vars; /* the caller's, then loop variables pushed on top */
     struct diag *d;
     struct text *out;
+    size_t out_start; /* out->len before the expansion: TEMPLATE_OUTPUT_MAX counts from here */
+    size_t steps;     /* lines visited or scanned so far, against TEMPLATE_STEPS_MAX */
 };
+
+/* A word of a directive line: its text is not NUL-terminated. */
+struct word {
+    const char *s;
+    size_t len;
+};
+
+/* Splits s[0..len) at spaces and tabs into at most `max` words; returns how many there are
+ * (more than `max` when some did not fit). */
+static size_t split_words(const char *s, size_t len, struct word *w, size_t max)
+{
+    size_t n = 0, i = 0;
+    while (i < len) {
+        while (i < len && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        if (i == len)
+            break;
+        size_t begin = i;
+        while (i < len && s[i] != ' ' && s[i] != '\t')
+            i++;
+        if (n < max)
+            w[n] = (struct word){s + begin, i - begin};
+        n++;
+    }
+    return n;
+}
+
+static int word_is(struct word w, const char *s)
+{
+    return w.len == strlen(s) && memcmp(w.s, s, w.len) == 0;
+}
+
+static int step(struct expander *e, size_t lineno)
+{
+    if (++e->steps <= TEMPLATE_STEPS_MAX)
+        return 0;
+    diag_error(e->d, (int)lineno + 1, 1,
+               "expansion takes more than %d steps (a $for that runs too often?)",
+               TEMPLATE_STEPS_MAX);
+    return -1;
+}
 
 static const struct template_var *lookup(const struct expander *e, const char *name, size_t len)
 {
@@ -92,23 +156,54 @@ static const struct template_var *lookup(const struct expander *e, const char *n
     return NULL;
 }
 
-/* A number, or a variable holding one. */
-static int value_of(struct expander *e, size_t lineno, const char *word, size_t len,
-                    long long *out)
+/* A decimal number ("-" allowed) that fits a long long; returns 0 or -1. */
+static int parse_number(struct word w, long long *out)
 {
-    if (len > 0 && (isdigit((unsigned char)word[0]) || word[0] == '-')) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "%.*s", (int)len, word);
-        *out = strtoll(buf, NULL, 10);
-        return 0;
+    size_t digits = w.len > 0 && w.s[0] == '-' ? 1 : 0;
+    if (w.len == digits || w.len - digits > 18)
+        return -1;
+    long long v = 0;
+    for (size_t i = digits; i < w.len; i++) {
+        if (!isdigit((unsigned char)w.s[i]))
+            return -1;
+        v = v * 10 + (w.s[i] - '0'); /* 18 digits cannot overflow */
     }
-    const struct template_var *v = lookup(e, word, len);
+    *out = digits ? -v : v;
+    return 0;
+}
+
+/* A number, or a variable holding one. */
+static int value_of(struct expander *e, size_t lineno, struct word w, long long *out)
+{
+    if (w.len > 0 && (isdigit((unsigned char)w.s[0]) || w.s[0] == '-')) {
+        if (parse_number(w, out) == 0)
+            return 0;
+        diag_error(e->d, (int)lineno + 1, 1, "not a number of at most 18 digits: \"%.*s\"",
+                   (int)w.len, w.s);
+        return -1;
+    }
+    const struct template_var *v = lookup(e, w.s, w.len);
     if (!v || v->text) {
         diag_error(e->d, (int)lineno + 1, 1, "%s \"%.*s\"", v ? "not a number:" : "unknown variable",
-                   (int)len, word);
+                   (int)w.len, w.s);
         return -1;
     }
     *out = v->number;
+    return 0;
+}
+
+/* Checks what the last appends did to the output: memory, and the size bound. */
+static int output_ok(struct expander *e, size_t lineno)
+{
+    if (e->out->failed) {
+        diag_out_of_memory(e->d);
+        return -1;
+    }
+    if (e->out->len - e->out_start > TEMPLATE_OUTPUT_MAX) {
+        diag_error(e->d, (int)lineno + 1, 1, "expansion writes more than %lu bytes",
+                   TEMPLATE_OUTPUT_MAX);
+        return -1;
+    }
     return 0;
 }
 
@@ -144,7 +239,7 @@ static int emit_line(struct expander *e, size_t lineno)
         p = close + 1;
     }
     text_append(e->out, "\n", 1);
-    return 0;
+    return output_ok(e, lineno);
 }
 
 /* The directive word of a line ("for", "if", ...) or NULL for a text line; *rest gets what
@@ -179,6 +274,8 @@ static int block_end(struct expander *e, size_t open, size_t limit, size_t *else
     for (size_t i = open + 1; i < limit; i++) {
         const char *rest;
         size_t rest_len;
+        if (step(e, i) != 0)
+            return -1;
         const char *w = directive(&e->lines[i], &rest, &rest_len);
         if (!w)
             continue;
@@ -199,76 +296,96 @@ static int block_end(struct expander *e, size_t open, size_t limit, size_t *else
 
 static int eval_condition(struct expander *e, size_t lineno, const char *s, size_t len, int *truth)
 {
-    char buf[128], name[64], op[3];
-    long long rhs, lhs;
-    snprintf(buf, sizeof buf, "%.*s", (int)len, s);
-    int n = sscanf(buf, "%63s %2s %lld", name, op, &rhs);
-    if (value_of(e, lineno, name, strlen(name), &lhs) != 0)
+    static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">=", NULL};
+    struct word w[3];
+    long long lhs, rhs;
+    size_t n = split_words(s, len, w, 3);
+    size_t op = 0;
+    if (n == 3)
+        while (ops[op] && !word_is(w[1], ops[op]))
+            op++;
+    if ((n != 1 && n != 3) || (n == 3 && !ops[op])) {
+        diag_error(e->d, (int)lineno + 1, 1, "bad $if condition \"%.*s\"", (int)len, s);
+        return -1;
+    }
+    if (value_of(e, lineno, w[0], &lhs) != 0 || (n == 3 && value_of(e, lineno, w[2], &rhs) != 0))
         return -1;
     if (n == 1) {
         *truth = lhs != 0;
         return 0;
     }
-    if (n == 3) {
-        if (!strcmp(op, "==")) { *truth = lhs == rhs; return 0; }
-        if (!strcmp(op, "!=")) { *truth = lhs != rhs; return 0; }
-        if (!strcmp(op, "<")) { *truth = lhs < rhs; return 0; }
-        if (!strcmp(op, "<=")) { *truth = lhs <= rhs; return 0; }
-        if (!strcmp(op, ">")) { *truth = lhs > rhs; return 0; }
-        if (!strcmp(op, ">=")) { *truth = lhs >= rhs; return 0; }
+    switch (op) {
+    case 0: *truth = lhs == rhs; break;
+    case 1: *truth = lhs != rhs; break;
+    case 2: *truth = lhs < rhs; break;
+    case 3: *truth = lhs <= rhs; break;
+    case 4: *truth = lhs > rhs; break;
+    default: *truth = lhs >= rhs; break;
     }
-    diag_error(e->d, (int)lineno + 1, 1, "bad $if condition \"%s\"", buf);
-    return -1;
+    return 0;
 }
 
-static int expand_range(struct expander *e, size_t from, size_t to);
+static int expand_range(struct expander *e, size_t from, size_t to, int depth);
 
-static int expand_for(struct expander *e, size_t at, const char *rest, size_t len, size_t end_at)
+static int expand_for(struct expander *e, size_t at, const char *rest, size_t len, size_t end_at,
+                      int depth)
 {
-    char var[32], lo_s[32], hi_s[32], buf[128];
-    long long lo, hi;
-    snprintf(buf, sizeof buf, "%.*s", (int)len, rest);
-    char *dots = strstr(buf, "..");
+    struct word w[4];
+    long long lo = 0, hi;
+    size_t n = split_words(rest, len, w, 4);
+    const char *dots = n == 3 ? memchr(w[2].s, '.', w[2].len) : NULL;
+    if (n != 3 || !word_is(w[1], "in") || w[0].len == 0 ||
+        (dots && (dots + 1 == w[2].s + w[2].len || dots[1] != '.'))) {
+        diag_error(e->d, (int)at + 1, 1, "expected \"$for VAR in A..B\" or \"$for VAR in COUNT\"");
+        return -1;
+    }
     if (dots) {
-        *dots = ' ';
-        dots[1] = ' ';
-        if (sscanf(buf, "%31s in %31s %31s", var, lo_s, hi_s) != 3) {
-            diag_error(e->d, (int)at + 1, 1, "expected \"$for VAR in A..B\"");
-            return -1;
-        }
-        if (value_of(e, at, lo_s, strlen(lo_s), &lo) || value_of(e, at, hi_s, strlen(hi_s), &hi))
+        struct word a = {w[2].s, (size_t)(dots - w[2].s)};
+        struct word b = {dots + 2, w[2].len - a.len - 2};
+        if (value_of(e, at, a, &lo) != 0 || value_of(e, at, b, &hi) != 0)
             return -1;
     } else {
-        if (sscanf(buf, "%31s in %31s", var, hi_s) != 2) {
-            diag_error(e->d, (int)at + 1, 1, "expected \"$for VAR in COUNT\"");
+        long long count;
+        if (value_of(e, at, w[2], &count) != 0)
             return -1;
-        }
-        if (value_of(e, at, hi_s, strlen(hi_s), &hi))
-            return -1;
-        lo = 0;
-        hi -= 1;
+        if (count <= 0)
+            return 0;
+        hi = count - 1;
     }
     if (e->vars.count == TEMPLATE_VARS_MAX) {
         diag_error(e->d, (int)at + 1, 1, "loops nested too deeply");
         return -1;
     }
+    char var[64];
+    snprintf(var, sizeof var, "%.*s", (int)w[0].len, w[0].s);
     struct template_var *slot = &e->vars.v[e->vars.count++];
     slot->name = var;
     slot->text = NULL;
     int rc = 0;
+    /* Written so that i never steps past hi, which may be LLONG_MAX. */
     for (long long i = lo; i <= hi && rc == 0; i++) {
         slot->number = i;
-        rc = expand_range(e, at + 1, end_at);
+        rc = step(e, at);
+        if (rc == 0)
+            rc = expand_range(e, at + 1, end_at, depth + 1);
+        if (i == hi)
+            break;
     }
     e->vars.count--;
     return rc;
 }
 
-static int expand_range(struct expander *e, size_t from, size_t to)
+static int expand_range(struct expander *e, size_t from, size_t to, int depth)
 {
+    if (depth > TEMPLATE_DEPTH_MAX) {
+        diag_error(e->d, (int)from, 1, "blocks nested more than %d deep", TEMPLATE_DEPTH_MAX);
+        return -1;
+    }
     for (size_t i = from; i < to; i++) {
         const char *rest;
         size_t len;
+        if (step(e, i) != 0)
+            return -1;
         const char *w = directive(&e->lines[i], &rest, &len);
         if (!w) {
             if (emit_line(e, i) != 0)
@@ -290,15 +407,15 @@ static int expand_range(struct expander *e, size_t from, size_t to)
                 diag_error(e->d, (int)else_at + 1, 1, "$else inside $for");
                 return -1;
             }
-            if (expand_for(e, i, rest, len, end_at) != 0)
+            if (expand_for(e, i, rest, len, end_at, depth) != 0)
                 return -1;
         } else {
             int truth;
             if (eval_condition(e, i, rest, len, &truth) != 0)
                 return -1;
             size_t body_end = else_at ? else_at : end_at;
-            int rc = truth ? expand_range(e, i + 1, body_end)
-                           : else_at ? expand_range(e, else_at + 1, end_at) : 0;
+            int rc = truth ? expand_range(e, i + 1, body_end, depth + 1)
+                           : else_at ? expand_range(e, else_at + 1, end_at, depth + 1) : 0;
             if (rc != 0)
                 return -1;
         }
@@ -310,7 +427,12 @@ static int expand_range(struct expander *e, size_t from, size_t to)
 int template_expand(const char *source, const struct template_vars *vars, struct diag *d,
                     struct text *out)
 {
-    struct expander e = {NULL, 0, *vars, d, out};
+    if (vars->dropped) {
+        diag_error(d, 0, 0, "more than %d template variables: no room for \"%s\"",
+                   TEMPLATE_VARS_MAX, vars->dropped);
+        return -1;
+    }
+    struct expander e = {NULL, 0, *vars, d, out, out->len, 0};
     size_t cap = 0;
     const char *p = source;
     while (*p) {
@@ -321,6 +443,7 @@ int template_expand(const char *source, const struct template_vars *vars, struct
             struct line *grown = realloc(e.lines, cap * sizeof *grown);
             if (!grown) {
                 free(e.lines);
+                diag_out_of_memory(d);
                 return -1;
             }
             e.lines = grown;
@@ -330,7 +453,9 @@ int template_expand(const char *source, const struct template_vars *vars, struct
         e.count++;
         p += len + (nl ? 1 : 0);
     }
-    int rc = expand_range(&e, 0, e.count);
+    /* An output that failed before (a caller's header) fails here too: nothing half-made is
+     * handed on as a success. */
+    int rc = output_ok(&e, 0) == 0 ? expand_range(&e, 0, e.count, 0) : -1;
     free(e.lines);
     return rc;
 }

@@ -17,6 +17,16 @@
 #include "diag.h"
 
 #define TEMPLATE_VARS_MAX 32
+/* Bounds that turn a runaway template into an error instead of a hang or an exhausted memory:
+ * the real kernels nest a few blocks, visit some thousands of lines and write some 100 KiB.
+ * make fuzz lowers the last two, so that each of its runs stays short. */
+#define TEMPLATE_DEPTH_MAX 64             /* nested $for and $if blocks */
+#ifndef TEMPLATE_STEPS_MAX
+#define TEMPLATE_STEPS_MAX 1000000        /* lines visited or scanned, loop turns included */
+#endif
+#ifndef TEMPLATE_OUTPUT_MAX
+#define TEMPLATE_OUTPUT_MAX (16ul << 20)  /* bytes one expansion may add to its output */
+#endif
 
 struct template_var {
     const char *name;
@@ -27,22 +37,28 @@ struct template_var {
 struct template_vars {
     struct template_var v[TEMPLATE_VARS_MAX];
     size_t count;
+    const char *dropped; /* the first variable that did not fit: template_expand refuses to run */
 };
 
-void tvars_number(struct template_vars *t, const char *name, long long value);
-void tvars_text(struct template_vars *t, const char *name, const char *value);
+/* Each returns 0, or -1 when all TEMPLATE_VARS_MAX slots are taken (then template_expand
+ * reports the variable and fails, so a caller may add variables without checking each). */
+int tvars_number(struct template_vars *t, const char *name, long long value);
+int tvars_text(struct template_vars *t, const char *name, const char *value);
 
-/* Growable output text. */
+/* Growable output text. An allocation that fails leaves the text as it was and sets `failed`,
+ * which stays set: check it once after building a text, before using it. */
 struct text {
     char *data;
     size_t len, cap;
+    int failed;
 };
 
-void text_append(struct text *t, const char *s, size_t n);
-void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int text_append(struct text *t, const char *s, size_t n); /* 0, or -1 when out of memory */
+int text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void text_free(struct text *t);
 
-/* Expands `source` (named d->file in messages) into out. Returns 0, or -1 after reporting. */
+/* Expands `source` (named d->file in messages) into out. Returns 0, or -1 after reporting
+ * (out of memory included, see diag_out_of_memory). */
 int template_expand(const char *source, const struct template_vars *vars, struct diag *d,
                     struct text *out);
 

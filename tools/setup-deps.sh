@@ -10,6 +10,7 @@
 # Usage: tools/setup-deps.sh host            host packages to build and test on a riscv64 board
 #        tools/setup-deps.sh qemu            the same + QEMU user mode (your own cross compiler)
 #        tools/setup-deps.sh toolchain DIR   the same + GCC 15 and riscv64 cmocka into DIR
+#        tools/setup-deps.sh fuzz            host packages + clang-19 and its libFuzzer runtime
 #        tools/setup-deps.sh bench DIR       gnuplot, bc, and QEMU's plugin header (from Debian's
 #                                            qemu source package) into DIR/qemu-plugin
 #        tools/setup-deps.sh sid-qemu DIR    sid's qemu-user (static, runs Zvfbfwma code) into
@@ -21,6 +22,7 @@ HOST_PACKAGES=(libyaml-dev libcmocka-dev pkg-config make gcc)
 QEMU_PACKAGES=(qemu-user clang-19)
 TOOLCHAIN_PACKAGES=(patchelf binutils)
 BENCH_PACKAGES=(gnuplot-nox bc)
+FUZZ_PACKAGES=(clang-19 libclang-rt-19-dev)
 
 GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-linux-gnu-base
   libgcc-15-dev-riscv64-cross binutils-riscv64-linux-gnu binutils-common libbinutils libctf0
@@ -185,6 +187,7 @@ case "${1:-}" in
     install_packages "${HOST_PACKAGES[@]}" "${QEMU_PACKAGES[@]}" "${TOOLCHAIN_PACKAGES[@]}"
     install_toolchain "$2"
     ;;
+  fuzz) install_packages "${HOST_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}" ;;
   bench)
     [ $# -eq 2 ] || die "usage: $0 bench DIR"
     install_packages "${BENCH_PACKAGES[@]}" "${QEMU_PACKAGES[@]}"
@@ -194,5 +197,5 @@ case "${1:-}" in
     [ $# -eq 2 ] || die "usage: $0 sid-qemu DIR"
     install_sid_qemu "$2"
     ;;
-  *) die "usage: $0 host | qemu | toolchain DIR | bench DIR | sid-qemu DIR" ;;
+  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | sid-qemu DIR" ;;
 esac

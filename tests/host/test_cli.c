@@ -15,12 +15,12 @@
 
 static char work[256]; /* a fresh temporary folder per run of this program */
 
-/* Runs the generator with `args` (a shell fragment) in the work folder; returns its exit
- * status and its stdout and stderr together in *out (caller frees). */
-static int gen(const char *args, char **out)
+/* Runs `shell` (a fragment, then the generator `bin` with `args`) in the work folder; returns
+ * its exit status and its stdout and stderr together in *out (caller frees). */
+static int run(const char *shell, const char *bin, const char *args, char **out)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", work, GEN_BIN, args);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' %s 2>&1", work, shell, bin, args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t cap = 1 << 16, len = 0, n;
@@ -35,6 +35,9 @@ static int gen(const char *args, char **out)
     *out = buf;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+/* The generator as built for tests (with sanitizers). */
+static int gen(const char *args, char **out) { return run("", GEN_BIN, args, out); }
 
 static void write_file(const char *name, const char *text)
 {
@@ -257,6 +260,35 @@ static void test_explain_and_overrides(void **state)
     free(out);
 }
 
+/* Out of memory (a 32 MiB address space for a file that needs more) exits 1 with the one
+ * message and writes nothing. The generator users get runs here: ASan's own mappings would not
+ * fit the limit. */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/big.yaml", work);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("layers:\n", f);
+    for (int i = 0; i < 20000; i++)
+        fprintf(f, "  - {name: layer%d, N: %d, K: 4096, M: [1, 16]}\n", i, 1024 + i % 64);
+    fclose(f);
+    char *out;
+    assert_int_equal(run("", GEN_PLAIN_BIN, "--check big.yaml", &out), 0);
+    free(out);
+    assert_int_equal(run("ulimit -v 32768 &&", GEN_PLAIN_BIN, "-o big-out big.yaml", &out), 1);
+    assert_string_equal(out, "big.yaml: error: out of memory\n");
+    free(out);
+    DIR *dir = opendir(work);
+    assert_non_null(dir);
+    struct dirent *ent;
+    while ((ent = readdir(dir)) != NULL)
+        if (strncmp(ent->d_name, "big-out", 7) == 0)
+            fail_msg("written: %s", ent->d_name);
+    closedir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_bad_input_keeps_output),
         cmocka_unit_test(test_explain_and_overrides),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests_name("gemm-rvv-gen", tests, setup, teardown);
 }

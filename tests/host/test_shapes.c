@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_fail.h"
 #include "shapes.h"
 
 /* Reads `text` as a file named `name`; returns the status, the messages go to *messages. */
@@ -176,6 +177,49 @@ static void test_missing_file(void **state)
     free(messages);
 }
 
+/* Fails each allocation of a read in turn, libyaml's included: every one ends with the one
+ * out-of-memory message and nothing handed back (ASan's leak check sees what was freed). */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    const char *text = "model: tiny\n"
+                       "gate: {min_n: 16}\n"
+                       "buckets: [4, 8]\n"
+                       "layers:\n"
+                       "  - {name: a, N: 64, K: 64, M: [1, 4]}\n"
+                       "  - {name: b, N: 64, K: 32, M: 2}\n"
+                       "  - {name: a, N: 64, K: 64, M: [8, 1]}\n";
+    long n = 0;
+    for (;; n++) {
+        struct shapes s;
+        char *messages = NULL;
+        size_t size;
+        FILE *out = open_memstream(&messages, &size);
+        assert_non_null(out);
+        struct diag d = {"oom.yaml", out, 0};
+        alloc_fail_at(n);
+        int rc = shapes_read_buffer(text, strlen(text), &d, &s);
+        int fired = alloc_fail_fired();
+        alloc_fail_at(-1);
+        fclose(out);
+        if (!fired) { /* every allocation was failed once: the last run read it all */
+            assert_int_equal(rc, 0);
+            assert_int_equal(s.count, 2);
+            assert_int_equal(s.layers[0].m_count, 3);
+            shapes_free(&s);
+            free(messages);
+            break;
+        }
+        if (rc != -1 || strcmp(messages, "oom.yaml: error: out of memory\n") != 0)
+            fail_msg("allocation %ld failed: status %d, messages \"%s\"", n, rc, messages);
+        assert_null(s.layers);
+        assert_null(s.model);
+        free(messages);
+    }
+    assert_true(n >= 20);
+    print_message("each of %ld allocations failed in turn, each reported as out of memory\n", n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_all_errors_reported),
         cmocka_unit_test(test_size_limits),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests_name("shapes", tests, NULL, NULL);
 }
