@@ -25,7 +25,7 @@ static char *read_whole(const char *path)
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0)
         text_append(&t, buf, n);
-    int bad = ferror(f);
+    int bad = ferror(f) || t.failed;
     fclose(f);
     if (bad || !t.data) {
         text_free(&t);
@@ -38,6 +38,11 @@ static int write_whole(const char *dir, const char *name, const struct text *t)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (t->failed) { /* an allocation failed while it was built: it is cut short */
+        struct diag d = {path, stderr, 0};
+        diag_out_of_memory(&d);
+        return -1;
+    }
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(t->data, 1, t->len, f) != t->len || fclose(f) != 0) {
         fprintf(stderr, "gemm-rvv-gen: error: cannot write %s: %s\n", path, strerror(errno));

@@ -119,7 +119,18 @@ static void test_order_does_not_matter(void **state)
     plan_text(llama, &s1, &p1);
     plan_text(reversed, &s2, &p2);
     assert_int_equal(p1.row_count, p2.row_count);
-    assert_memory_equal(p1.rows, p2.rows, p1.row_count * sizeof *p1.rows);
+    /* Field by field: struct blocking has padding after its enum, whose bytes are unspecified. */
+    for (size_t i = 0; i < p1.row_count; i++) {
+        const struct plan_row *a = &p1.rows[i], *b = &p2.rows[i];
+        assert_true(a->n == b->n && a->k == b->k && a->bucket == b->bucket);
+        assert_string_equal(a->name, b->name);
+        assert_int_equal(a->users, b->users);
+        for (int j = 0; j < SHARES; j++) {
+            assert_int_equal(a->blocking[j].order, b->blocking[j].order);
+            assert_int_equal(a->blocking[j].k_block, b->blocking[j].k_block);
+            assert_int_equal(a->blocking[j].col_block, b->blocking[j].col_block);
+        }
+    }
     plan_free(&p1);
     plan_free(&p2);
     shapes_free(&s1);
