@@ -5,7 +5,7 @@
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
 void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan, int share, size_t vlenb,
-                   size_t panel_width)
+                   size_t panel_width, int packed)
 {
     d->plan = plan;
     d->blocking = plan->blocking[share];
@@ -14,6 +14,13 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan, int share, si
     size_t nc = (d->blocking.col_block + panel_width - 1) / panel_width * panel_width;
     d->col_block = nc ? nc : panel_width;
     d->k_block = d->blocking.k_block >= plan->k ? plan->k : d->blocking.k_block;
+    if (!packed && d->blocking.order == GR_ORDER_STRIPS) {
+        size_t most = GR_PLAIN_STRIP_BYTES / (2 * d->strip) / 2 * 2; /* even, k per strip */
+        if (most < 2)
+            most = 2;
+        if (d->k_block > most)
+            d->k_block = most;
+    }
 }
 
 /* The scratch of one participant: partial sums of a column block, the widened activations of

@@ -28,9 +28,14 @@ struct gr_drive {
 };
 
 /* Fills in the block sizes of d from its plan and the blocking of L2 share `share`
- * (GR_L2_ALONE or GR_L2_SHARED); the caller sets the operands. */
+ * (GR_L2_ALONE or GR_L2_SHARED), for packed or plain weights; the caller sets the operands. */
 void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan, int share, size_t vlenb,
-                   size_t panel_width);
+                   size_t panel_width, int packed);
+
+/* Bytes of one strip's packed words on plain weights, at most: the driver packs a strip of a
+ * K block at a time and the tiles read it back at once, so it must stay in L1 (half of a
+ * 32 KiB L1D, next to the activations); longer K blocks are cut for plain weights. */
+#define GR_PLAIN_STRIP_BYTES 16384
 
 /* Scratch bytes one participant needs for d (a row block of plan->bucket rows at most). */
 size_t gr_drive_bytes(const struct gr_drive *d);

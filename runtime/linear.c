@@ -189,7 +189,7 @@ static gemm_rvv_status run_plan(struct call *c, const struct gr_plan *plan, cons
     int share = forced_share >= 0 ? forced_share
                                   : gr_threads_get() > 1 ? GR_L2_SHARED : GR_L2_ALONE;
     struct gr_drive *d = &c->drive;
-    gr_drive_init(d, plan, share, plan->variant->vlenb(), panel_width);
+    gr_drive_init(d, plan, share, plan->variant->vlenb(), panel_width, w->packed != NULL);
     d->ldx = ldx;
     d->packed = w->packed;
     d->plain = w->plain;

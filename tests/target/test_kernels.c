@@ -126,7 +126,7 @@ static void run_kernel(const struct problem *p, const struct gr_plan *plan, int 
 {
     struct gr_drive d;
     memset(&d, 0, sizeof d);
-    gr_drive_init(&d, plan, share, plan->variant->vlenb(), p->panel_width);
+    gr_drive_init(&d, plan, share, plan->variant->vlenb(), p->panel_width, packed);
     d.x = p->x;
     d.ldx = p->ldx;
     d.rows = p->m;

@@ -70,7 +70,7 @@ static float *run_plan(const struct slice *s, int packed, int share)
 {
     struct gr_drive d;
     memset(&d, 0, sizeof d);
-    gr_drive_init(&d, s->plan, share, s->plan->variant->vlenb(), s->panel_width);
+    gr_drive_init(&d, s->plan, share, s->plan->variant->vlenb(), s->panel_width, packed);
     d.x = s->x;
     d.ldx = s->ldx;
     d.rows = s->m;
