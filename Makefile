@@ -234,7 +234,24 @@ $(BUILD)/bench/bench: bench/bench.c $(BENCH_LIB) $(BUILD)/bench/plain_c_zvl256.o
 	  $< $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o $(BENCH_LIB) \
 	  -lpthread -lm -o $@
 
-bench: $(PLUGIN) $(BUILD)/bench/bench
+# The cache model (DRAM traffic): the plugin, its self-test, the one-call program.
+.PHONY: bench-selftest
+CACHE_PLUGIN   := $(BUILD)/bench/libcache_model.so
+CACHE_SELFTEST := $(BUILD)/bench/cache_selftest
+
+$(CACHE_PLUGIN): bench/cache_model.c bench/cache_sim.c bench/cache_sim.h | bench-deps
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -D_DEFAULT_SOURCE -I$(TOOLCHAIN_DIR)/qemu-plugin/include -fPIC \
+	  -shared bench/cache_model.c bench/cache_sim.c -o $@
+
+$(CACHE_SELFTEST): bench/cache-selftest/cache_selftest.c bench/cache_marker.c bench/cache_marker.h $(BUILD)/probe.ok
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(TARGET_CFLAGS) -march=rv64gcv -Ibench -static $< bench/cache_marker.c -o $@
+
+bench-selftest: $(CACHE_PLUGIN) $(CACHE_SELFTEST)
+	bench/cache-selftest/run.sh $(CACHE_PLUGIN) $(CACHE_SELFTEST)
+
+bench: bench-selftest $(PLUGIN) $(BUILD)/bench/bench
 	BUILD=$(BUILD) bench/run.sh $(PLUGIN) $(BUILD)/bench/bench
 	BUILD=$(BUILD) bench/build-times.sh shapes.yaml models/llama.yaml > $(BUILD)/bench/build-times.csv
 	BUILD=$(BUILD) bench/report.sh $(BUILD)/bench/build-times.csv

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# DRAM traffic of one Linear call under the cache model, against the minimum:
+#   bench/dram-measure.sh PLUGIN PROGRAM PATH M N K [COLS1 COLS2]
+# PLUGIN is bench/cache_model.c built, PROGRAM bench/dram_call.c linked statically against a
+# library that has kernels for (N, K) (or for (COLS1, K) and (COLS2, K)), PATH packed, plain or
+# fallback. Env: L2_KB (default "512 128", each modelled with L1D 32 KiB 8-way, L2 16-way,
+# 64-byte lines), VLEN (default 256). Prints one line per L2:
+#   l2_kb=512 dram_bytes=B min_bytes=B ratio=R measured=full
+# With COLS1 < COLS2 the two narrower calls run instead of the full one (a call with M = 128
+# and N = 4096 takes minutes under QEMU) and the traffic is extrapolated to N columns along
+# the line through them: traffic = fixed + per_column * columns. That is exact when the kernel
+# walks the columns in blocks that each cost the same and COLS1, COLS2 are multiples of the
+# block (the fixed part, the activation widening, is the same at any N); see README.md.
+set -euo pipefail
+[ $# -eq 6 ] || [ $# -eq 8 ] || {
+  echo "usage: $0 PLUGIN PROGRAM packed|plain|fallback M N K [COLS1 COLS2]" >&2; exit 2; }
+plugin=$1 program=$2 path=$3 m=$4 n=$5 k=$6
+l2s=${L2_KB:-512 128} vlen=${VLEN:-256}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# run COLUMNS -> "$tmp/COLUMNS.counts": one call on COLUMNS columns.
+run() {
+  local cols=$1 args="" l2
+  for l2 in $l2s; do args="$args,l2=${l2}K"; done
+  qemu-riscv64 -cpu "rv64,v=true,vext_spec=v1.0,vlen=$vlen" \
+    -plugin "$plugin,l1=32K,l1_ways=8,l1_line=64,l2_ways=16,l2_line=64$args,out=$tmp/$cols.counts" \
+    "$program" "$path" "$m" "$cols" "$k" > "$tmp/$cols.out"
+  local served want=kernel
+  served=$(sed -n 's/^served=//p' "$tmp/$cols.out")
+  [ "$path" = fallback ] && want=fallback
+  if [ "$served" != "$want" ]; then
+    echo "dram-measure: M=$m N=$cols K=$k $path was served by the $served, not a $want" \
+         "(does the library have a kernel for N=$cols, K=$k?)" >&2
+    exit 1
+  fi
+  if ! grep -q '^regions=1 .* foreign=0$' "$tmp/$cols.counts"; then
+    echo "dram-measure: expected one region on one thread, got: $(head -1 "$tmp/$cols.counts")" >&2
+    exit 1
+  fi
+}
+
+# bytes COLUMNS L2_KB -> the DRAM bytes of that run at that L2.
+bytes() { sed -n "s/^l2=$(($2 * 1024)) .*dram_bytes=//p" "$tmp/$1.counts"; }
+
+min=$(( n * k * 2 + m * k * 2 + m * n * 4 ))
+if [ $# -eq 6 ]; then
+  run "$n"
+  for l2 in $l2s; do
+    awk -v l2="$l2" -v d="$(bytes "$n" "$l2")" -v min="$min" 'BEGIN {
+      printf "l2_kb=%d dram_bytes=%d min_bytes=%d ratio=%.3f measured=full\n", l2, d, min, d / min }'
+  done
+else
+  c1=$7 c2=$8
+  [ "$c1" -lt "$c2" ] || { echo "dram-measure: COLS1 must be below COLS2" >&2; exit 2; }
+  run "$c1"
+  run "$c2"
+  for l2 in $l2s; do
+    awk -v l2="$l2" -v d1="$(bytes "$c1" "$l2")" -v d2="$(bytes "$c2" "$l2")" -v c1="$c1" \
+        -v c2="$c2" -v n="$n" -v min="$min" 'BEGIN {
+      per = (d2 - d1) / (c2 - c1); fixed = d1 - per * c1; d = fixed + per * n
+      printf "l2_kb=%d dram_bytes=%.0f min_bytes=%d ratio=%.3f measured=cols:%d,%d" \
+             " fixed_bytes=%.0f per_column_bytes=%.0f\n", l2, d, min, d / min, c1, c2, fixed, per }'
+  done
+fi

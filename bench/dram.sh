@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# One-shot DRAM traffic of one Linear call of any checkout's library, under the cache model
+# (bench/cache_model.c: L1D 32 KiB 8-way, L2 16-way, 64-byte lines, LRU, write-back,
+# write-allocate; single thread; caches cold at the call; packing at create not counted):
+#   bench/dram.sh CHECKOUT M N K packed|plain|fallback [L2_KB ...]
+# CHECKOUT is a source tree of gemm_rvv (or its build folder). Its own Makefile builds a
+# library for just this shape (`make lib` with BUILD=CHECKOUT/build/dram/M-N-K and a shapes file
+# written here, gate lowered), bench/dram_call.c (public API only) is linked against it, and
+# the call runs under qemu-riscv64 with this tree's plugin. L2 sizes default to 512 and 128.
+# Env: TOOLCHAIN_DIR (default CHECKOUT/.toolchain), CROSS (your own cross compiler, as in the
+# Makefile), VLEN (default 256), COLS ("C1 C2": measure calls on C1 and C2 columns and
+# extrapolate to N, see dram-measure.sh; "full": the whole call; default: full up to 2^28
+# multiply-accumulates, else the smallest multiples of 256 columns that fit 2^28).
+# Example: TOOLCHAIN_DIR=/work/main/.toolchain bench/dram.sh /work/main 16 4096 4096 packed
+set -euo pipefail
+usage() { echo "usage: $0 CHECKOUT M N K packed|plain|fallback [L2_KB ...]" >&2; exit 2; }
+[ $# -ge 5 ] || usage
+here=$(cd "$(dirname "$0")/.." && pwd)
+tree=$(cd "$1" && pwd)
+[ -f "$tree/Makefile" ] || tree=$(cd "$tree/.." && pwd)
+[ -f "$tree/Makefile" ] && [ -f "$tree/include/gemm_rvv.h" ] ||
+  { echo "dram.sh: $1 is neither a gemm_rvv checkout nor its build folder" >&2; exit 2; }
+m=$2 n=$3 k=$4 path=$5
+shift 5
+for v in "$m" "$n" "$k"; do [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "dram.sh: M, N, K must be positive integers" >&2; exit 2; }; done
+case $path in packed|plain|fallback) ;; *) usage ;; esac
+l2s=${*:-512 128}
+toolchain=${TOOLCHAIN_DIR:-$tree/.toolchain}
+work=$tree/build/dram/$m-$n-$k
+mkdir -p "$work"
+
+# The columns measured: the full call, or two narrower ones.
+cols=${COLS:-}
+if [ -z "$cols" ]; then
+  budget=$(( 1 << 28 ))
+  if [ $(( m * n * k )) -le $budget ]; then cols=full; else
+    c1=$(( budget / (3 * m * k) / 256 * 256 ))
+    [ "$c1" -ge 256 ] || c1=256
+    cols="$c1 $((2 * c1))"
+  fi
+fi
+if [ "$cols" = full ]; then widths=$n; else read -r c1 c2 <<< "$cols"; widths="$c1 $c2"; fi
+
+# The library: this shape (or its slices) alone, through the checkout's own build rules.
+shapes=$work/shapes.yaml
+{
+  echo "# Written by bench/dram.sh: the shapes of one DRAM measurement."
+  echo "model: dram"
+  echo "gate: {min_n: 1, min_k: 1, max_m: 128, min_mnk: 1}"
+  echo "layers:"
+  for w in $widths; do echo "  - {name: n$w, N: $w, K: $k, M: [$m]}"; done
+} > "$shapes.new"
+cmp -s "$shapes.new" "$shapes" && rm "$shapes.new" || mv "$shapes.new" "$shapes"
+make -C "$tree" --no-print-directory BUILD="$work" SHAPES="$shapes" TOOLCHAIN_DIR="$toolchain" \
+  JOBS="${JOBS:-2}" ${CROSS:+CROSS=$CROSS} lib > "$work/make.log" 2>&1 ||
+  { tail -20 "$work/make.log" >&2; echo "dram.sh: building the library failed (log: $work/make.log)" >&2; exit 1; }
+
+if [ -n "${CROSS:-}" ]; then cc=${CROSS}gcc; else cc=$toolchain/gcc15/usr/bin/riscv64-linux-gnu-gcc-15; fi
+"$cc" -std=c11 -O2 -march=rv64gcv -mabi=lp64d -Wall -Wextra -D_ISOC11_SOURCE -static \
+  -I"$tree/include" -I"$here/bench" "$here/bench/dram_call.c" "$here/bench/cache_marker.c" \
+  "$work/libgemm_rvv.a" -lpthread -lm -o "$work/dram_call"
+
+# The plugin: this tree's, with QEMU's plugin header (fetched once if missing).
+header=""
+for d in "${QEMU_PLUGIN_INCLUDE:-}" "$toolchain/qemu-plugin/include" "$here/.toolchain/qemu-plugin/include"; do
+  [ -n "$d" ] && [ -f "$d/qemu-plugin.h" ] && { header=$d; break; }
+done
+if [ -z "$header" ]; then
+  "$here/tools/setup-deps.sh" bench "$toolchain"
+  header=$toolchain/qemu-plugin/include
+fi
+plugin=$work/libcache_model.so
+if [ ! -f "$plugin" ] || [ "$here/bench/cache_model.c" -nt "$plugin" ] ||
+   [ "$here/bench/cache_sim.c" -nt "$plugin" ] || [ "$here/bench/cache_sim.h" -nt "$plugin" ]; then
+  "${HOST_CC:-cc}" -std=c11 -O2 -Wall -Wextra -D_DEFAULT_SOURCE -I"$header" -I"$here/bench" \
+    -fPIC -shared "$here/bench/cache_model.c" "$here/bench/cache_sim.c" -o "$plugin"
+fi
+
+echo "dram: M=$m N=$n K=$k $path, VLEN ${VLEN:-256}, one thread; library of $tree" \
+     "($(git -C "$tree" log -1 --format='%h %s' 2>/dev/null | cut -c1-60))"
+# shellcheck disable=SC2086
+L2_KB=$l2s "$here/bench/dram-measure.sh" "$plugin" "$work/dram_call" "$path" "$m" "$n" "$k" \
+  $([ "$cols" = full ] || echo "$c1 $c2") |
+awk '{
+  for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+  printf "  L2 %4d KiB: %.0f DRAM bytes, minimum %d, ratio %s (%s)\n",
+         f["l2_kb"], f["dram_bytes"], f["min_bytes"], f["ratio"],
+         f["measured"] == "full" ? "full call" : "extrapolated from " f["measured"] " columns"
+}'
