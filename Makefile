@@ -251,8 +251,13 @@ $(CACHE_SELFTEST): bench/cache-selftest/cache_selftest.c bench/cache_marker.c be
 bench-selftest: $(CACHE_PLUGIN) $(CACHE_SELFTEST)
 	bench/cache-selftest/run.sh $(CACHE_PLUGIN) $(CACHE_SELFTEST)
 
-bench: bench-selftest $(PLUGIN) $(BUILD)/bench/bench
+$(BUILD)/bench/dram_call: bench/dram_call.c bench/cache_marker.c bench/cache_marker.h $(BENCH_LIB)
+	$(TARGET_CC) $(TARGET_CFLAGS) -D_ISOC11_SOURCE -Iinclude -Ibench -static $< \
+	  bench/cache_marker.c $(BENCH_LIB) -lpthread -lm -o $@
+
+bench: bench-selftest $(PLUGIN) $(BUILD)/bench/bench $(CACHE_PLUGIN) $(BUILD)/bench/dram_call
 	BUILD=$(BUILD) bench/run.sh $(PLUGIN) $(BUILD)/bench/bench
+	BUILD=$(BUILD) bench/dram-bench.sh $(CACHE_PLUGIN) $(BUILD)/bench/dram_call
 	BUILD=$(BUILD) bench/build-times.sh shapes.yaml models/llama.yaml > $(BUILD)/bench/build-times.csv
 	BUILD=$(BUILD) bench/report.sh $(BUILD)/bench/build-times.csv
 

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # DRAM traffic of one Linear call under the cache model, against the minimum:
-#   bench/dram-measure.sh PLUGIN PROGRAM PATH M N K [COLS1 COLS2]
+#   bench/dram-measure.sh PLUGIN PROGRAM PATH M N K [COLS1 COLS2 | full]
+#   bench/dram-measure.sh --columns M N K    the columns measured by default: "full" for calls
+#       of at most 2^28 multiply-accumulates, else "C 2C", C the smallest multiple of 256
+#       columns that keeps both calls within 2^28 (at least 256)
 # PLUGIN is bench/cache_model.c built, PROGRAM bench/dram_call.c linked statically against a
 # library that has kernels for (N, K) (or for (COLS1, K) and (COLS2, K)), PATH packed, plain or
 # fallback. Env: L2_KB (default "512 128", each modelled with L1D 32 KiB 8-way, L2 16-way,
@@ -12,9 +15,21 @@
 # walks the columns in blocks that each cost the same and COLS1, COLS2 are multiples of the
 # block (the fixed part, the activation widening, is the same at any N); see README.md.
 set -euo pipefail
-[ $# -eq 6 ] || [ $# -eq 8 ] || {
-  echo "usage: $0 PLUGIN PROGRAM packed|plain|fallback M N K [COLS1 COLS2]" >&2; exit 2; }
+default_columns() {
+  local m=$1 n=$2 k=$3 budget=$(( 1 << 28 )) c
+  if [ $(( m * n * k )) -le $budget ]; then echo full; return; fi
+  c=$(( budget / (3 * m * k) / 256 * 256 ))
+  [ "$c" -ge 256 ] || c=256
+  echo "$c $((2 * c))"
+}
+if [ "${1:-}" = --columns ] && [ $# -eq 4 ]; then default_columns "$2" "$3" "$4"; exit 0; fi
+[ $# -ge 6 ] && [ $# -le 8 ] || {
+  echo "usage: $0 PLUGIN PROGRAM packed|plain|fallback M N K [COLS1 COLS2 | full]" >&2; exit 2; }
 plugin=$1 program=$2 path=$3 m=$4 n=$5 k=$6
+shift 6
+# shellcheck disable=SC2046
+[ $# -gt 0 ] || set -- $(default_columns "$m" "$n" "$k")
+[ "${1:-}" != full ] || shift
 l2s=${L2_KB:-512 128} vlen=${VLEN:-256}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -44,14 +59,15 @@ run() {
 bytes() { sed -n "s/^l2=$(($2 * 1024)) .*dram_bytes=//p" "$tmp/$1.counts"; }
 
 min=$(( n * k * 2 + m * k * 2 + m * n * 4 ))
-if [ $# -eq 6 ]; then
+if [ $# -eq 0 ]; then
   run "$n"
   for l2 in $l2s; do
     awk -v l2="$l2" -v d="$(bytes "$n" "$l2")" -v min="$min" 'BEGIN {
       printf "l2_kb=%d dram_bytes=%d min_bytes=%d ratio=%.3f measured=full\n", l2, d, min, d / min }'
   done
 else
-  c1=$7 c2=$8
+  [ $# -eq 2 ] || { echo "dram-measure: give two column counts, or full" >&2; exit 2; }
+  c1=$1 c2=$2
   [ "$c1" -lt "$c2" ] || { echo "dram-measure: COLS1 must be below COLS2" >&2; exit 2; }
   run "$c1"
   run "$c2"

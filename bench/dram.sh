@@ -10,7 +10,7 @@
 # Env: TOOLCHAIN_DIR (default CHECKOUT/.toolchain), CROSS (your own cross compiler, as in the
 # Makefile), VLEN (default 256), COLS ("C1 C2": measure calls on C1 and C2 columns and
 # extrapolate to N, see dram-measure.sh; "full": the whole call; default: full up to 2^28
-# multiply-accumulates, else the smallest multiples of 256 columns that fit 2^28).
+# multiply-accumulates, else two multiples of 256 columns, see dram-measure.sh --columns).
 # Example: TOOLCHAIN_DIR=/work/main/.toolchain bench/dram.sh /work/main 16 4096 4096 packed
 set -euo pipefail
 usage() { echo "usage: $0 CHECKOUT M N K packed|plain|fallback [L2_KB ...]" >&2; exit 2; }
@@ -29,17 +29,9 @@ toolchain=${TOOLCHAIN_DIR:-$tree/.toolchain}
 work=$tree/build/dram/$m-$n-$k
 mkdir -p "$work"
 
-# The columns measured: the full call, or two narrower ones.
-cols=${COLS:-}
-if [ -z "$cols" ]; then
-  budget=$(( 1 << 28 ))
-  if [ $(( m * n * k )) -le $budget ]; then cols=full; else
-    c1=$(( budget / (3 * m * k) / 256 * 256 ))
-    [ "$c1" -ge 256 ] || c1=256
-    cols="$c1 $((2 * c1))"
-  fi
-fi
-if [ "$cols" = full ]; then widths=$n; else read -r c1 c2 <<< "$cols"; widths="$c1 $c2"; fi
+# The columns measured: the full call, or two narrower ones (dram-measure.sh says which).
+cols=${COLS:-$("$here/bench/dram-measure.sh" --columns "$m" "$n" "$k")}
+if [ "$cols" = full ]; then widths=$n; else widths=$cols; fi
 
 # The library: this shape (or its slices) alone, through the checkout's own build rules.
 shapes=$work/shapes.yaml
@@ -80,7 +72,7 @@ echo "dram: M=$m N=$n K=$k $path, VLEN ${VLEN:-256}, one thread; library of $tre
      "($(git -C "$tree" log -1 --format='%h %s' 2>/dev/null | cut -c1-60))"
 # shellcheck disable=SC2086
 L2_KB=$l2s "$here/bench/dram-measure.sh" "$plugin" "$work/dram_call" "$path" "$m" "$n" "$k" \
-  $([ "$cols" = full ] || echo "$c1 $c2") |
+  $cols |
 awk '{
   for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
   printf "  L2 %4d KiB: %.0f DRAM bytes, minimum %d, ratio %s (%s)\n",
