@@ -10,7 +10,7 @@
 # Usage: tools/setup-deps.sh host            host packages to build and test on a riscv64 board
 #        tools/setup-deps.sh qemu            the same + QEMU user mode (your own cross compiler)
 #        tools/setup-deps.sh toolchain DIR   the same + GCC 15 and riscv64 cmocka into DIR
-#        tools/setup-deps.sh bench DIR       gnuplot, bc, and QEMU's plugin header (from Debian's
+#        tools/setup-deps.sh bench DIR       gnuplot, bc, jq, and QEMU's plugin header (from Debian's
 #                                            qemu source package) into DIR/qemu-plugin
 # On a machine without dpkg/apt nothing is installed: the packages are named instead.
 set -euo pipefail
@@ -18,7 +18,7 @@ set -euo pipefail
 HOST_PACKAGES=(libyaml-dev libcmocka-dev pkg-config make gcc)
 QEMU_PACKAGES=(qemu-user clang-19)
 TOOLCHAIN_PACKAGES=(patchelf binutils)
-BENCH_PACKAGES=(gnuplot-nox bc)
+BENCH_PACKAGES=(gnuplot-nox bc jq)
 
 GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-linux-gnu-base
   libgcc-15-dev-riscv64-cross binutils-riscv64-linux-gnu binutils-common libbinutils libctf0
