@@ -239,10 +239,11 @@ $(BUILD)/bench/bench: bench/bench.c $(BENCH_LIB) $(BUILD)/bench/plain_c_zvl256.o
 CACHE_PLUGIN   := $(BUILD)/bench/libcache_model.so
 CACHE_SELFTEST := $(BUILD)/bench/cache_selftest
 
-$(CACHE_PLUGIN): bench/cache_model.c bench/cache_sim.c bench/cache_sim.h | bench-deps
+CACHE_PLUGIN_SRCS := bench/cache_model.c bench/cache_sim.c bench/traffic_map.c
+$(CACHE_PLUGIN): $(CACHE_PLUGIN_SRCS) bench/cache_sim.h bench/traffic_map.h | bench-deps
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -D_DEFAULT_SOURCE -I$(TOOLCHAIN_DIR)/qemu-plugin/include -fPIC \
-	  -shared bench/cache_model.c bench/cache_sim.c -o $@
+	  -shared $(CACHE_PLUGIN_SRCS) -o $@
 
 $(CACHE_SELFTEST): bench/cache-selftest/cache_selftest.c bench/cache_marker.c bench/cache_marker.h $(BUILD)/probe.ok
 	@mkdir -p $(@D)

@@ -10,6 +10,8 @@
  *   l2_ways=W l2_line=B             for every L2 (default 16 ways, 64-byte lines)
  *   start=SYMBOL stop=SYMBOL        the marker functions (cache_model_start, cache_model_stop)
  *   out=FILE                        where the counts go at exit (default stderr)
+ *   regions=FILE                    the traffic by address range too (traffic_map.h), to tell
+ *                                   which buffer moves the bytes
  *   qemu-riscv64 -plugin build/bench/libcache_model.so,l2=512K,l2=128K,out=c.txt prog
  * Output: "regions=R accesses=A l1_misses=L foreign=F", then one line per L2
  * "l2=SIZE fills=LINES writebacks=LINES dram_bytes=BYTES". Accesses by any thread other than
@@ -23,12 +25,15 @@
 #include <qemu-plugin.h>
 
 #include "cache_sim.h"
+#include "traffic_map.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 static struct cache_sim sim;
 static const char *start_sym = "cache_model_start", *stop_sym = "cache_model_stop";
-static const char *out_path;
+static const char *out_path, *regions_path;
+static struct traffic_map map;
+static int map_failed;
 static int active;
 static unsigned int region_vcpu;
 static uint64_t regions;
@@ -59,6 +64,12 @@ static void on_stop(unsigned int vcpu, void *unused)
         done_fills[i] += sim.l2[i].fills;
         done_writebacks[i] += sim.l2[i].writebacks;
     }
+}
+
+static void on_dram(void *ctx, size_t l2_index, uint64_t addr, int is_write)
+{
+    if (traffic_map_add(ctx, l2_index, addr, is_write) != 0)
+        map_failed = 1;
 }
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *unused)
@@ -114,6 +125,16 @@ static void at_exit(qemu_plugin_id_t id, void *unused)
                 (done_fills[i] + done_writebacks[i]) * sim.l2[i].line);
     if (f != stderr)
         fclose(f);
+    if (!regions_path)
+        return;
+    FILE *r = fopen(regions_path, "w");
+    if (!r || map_failed)
+        fprintf(stderr, "cache_model: %s: %s\n", regions_path,
+                r ? "out of memory while mapping the traffic" : "cannot write");
+    if (r) {
+        traffic_map_print(&map, &sim, r);
+        fclose(r);
+    }
 }
 
 /* "32768", "32K" or "1M" into *v; 0 on success. */
@@ -175,9 +196,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             stop_sym = strdup(a + 5);
         else if (strncmp(a, "out=", 4) == 0)
             out_path = strdup(a + 4);
+        else if (strncmp(a, "regions=", 8) == 0)
+            regions_path = strdup(a + 8);
         else {
             fprintf(stderr, "cache_model: unknown argument \"%s\" (l1=, l1_ways=, l1_line=, l2=, "
-                            "l2_ways=, l2_line=, start=, stop=, out=)\n", a);
+                            "l2_ways=, l2_line=, start=, stop=, out=, regions=)\n", a);
             return -1;
         }
     }
@@ -196,6 +219,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             return -1;
         }
     sim.l2_count = l2_count;
+    if (regions_path) {
+        sim.hook = on_dram;
+        sim.hook_ctx = &map;
+    }
     cache_sim_reset(&sim);
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);

@@ -76,43 +76,58 @@ static size_t victim(const struct cache_level *c, uint64_t line)
     return best;
 }
 
-/* Installs line in a free or LRU slot of an L2, writing a dirty victim to DRAM. */
-static size_t l2_install(struct cache_level *c, uint64_t line)
+/* One line of L2 i to (is_write) or from DRAM. */
+static void dram(struct cache_sim *s, size_t i, uint64_t line, int is_write)
 {
+    struct cache_level *c = &s->l2[i];
+    if (is_write)
+        c->writebacks++;
+    else
+        c->fills++;
+    if (s->hook)
+        s->hook(s->hook_ctx, i, line << c->line_shift, is_write);
+}
+
+/* Installs line in a free or LRU slot of L2 i, writing a dirty victim to DRAM. */
+static size_t l2_install(struct cache_sim *s, size_t i, uint64_t line)
+{
+    struct cache_level *c = &s->l2[i];
     size_t v = victim(c, line);
     if (c->stamp[v] && c->dirty[v])
-        c->writebacks++;
+        dram(s, i, c->tag[v], 1);
     c->tag[v] = line;
     c->dirty[v] = 0;
     return v;
 }
 
-/* The L1 reads the L2 lines covering [addr, addr + bytes). */
-static void l2_read(struct cache_level *c, uint64_t addr, uint64_t bytes)
+/* The L1 reads the lines of L2 i covering [addr, addr + bytes). */
+static void l2_read(struct cache_sim *s, size_t i, uint64_t addr, uint64_t bytes)
 {
+    struct cache_level *c = &s->l2[i];
     for (uint64_t line = addr >> c->line_shift; line <= (addr + bytes - 1) >> c->line_shift;
          line++) {
         ptrdiff_t slot = find(c, line);
         if (slot < 0) {
-            c->fills++;
-            slot = (ptrdiff_t)l2_install(c, line);
+            dram(s, i, line, 0);
+            slot = (ptrdiff_t)l2_install(s, i, line);
         }
         c->stamp[slot] = ++c->clock;
     }
 }
 
-/* The L1 writes a dirty line [addr, addr + bytes) back. An L2 line it covers whole needs no
- * fill from DRAM; one it covers in part (an L1 line smaller than the L2's) does. */
-static void l2_write(struct cache_level *c, uint64_t addr, uint64_t bytes)
+/* The L1 writes a dirty line [addr, addr + bytes) back to L2 i. An L2 line it covers whole
+ * needs no fill from DRAM; one it covers in part (an L1 line smaller than the L2's) does. */
+static void l2_write(struct cache_sim *s, size_t i, uint64_t addr, uint64_t bytes)
 {
+    struct cache_level *c = &s->l2[i];
     int whole = bytes >= c->line;
     for (uint64_t line = addr >> c->line_shift; line <= (addr + bytes - 1) >> c->line_shift;
          line++) {
         ptrdiff_t slot = find(c, line);
         if (slot < 0) {
             if (!whole)
-                c->fills++;
-            slot = (ptrdiff_t)l2_install(c, line);
+                dram(s, i, line, 0);
+            slot = (ptrdiff_t)l2_install(s, i, line);
         }
         c->dirty[slot] = 1;
         c->stamp[slot] = ++c->clock;
@@ -122,7 +137,7 @@ static void l2_write(struct cache_level *c, uint64_t addr, uint64_t bytes)
 static void write_back_l1_line(struct cache_sim *s, uint64_t line)
 {
     for (size_t i = 0; i < s->l2_count; i++)
-        l2_write(&s->l2[i], line << s->l1.line_shift, s->l1.line);
+        l2_write(s, i, line << s->l1.line_shift, s->l1.line);
 }
 
 static void access_line(struct cache_sim *s, uint64_t line, int is_store)
@@ -139,7 +154,7 @@ static void access_line(struct cache_sim *s, uint64_t line, int is_store)
         if (l1->stamp[slot] && l1->dirty[slot])
             write_back_l1_line(s, l1->tag[slot]);
         for (size_t i = 0; i < s->l2_count; i++)
-            l2_read(&s->l2[i], line << l1->line_shift, l1->line);
+            l2_read(s, i, line << l1->line_shift, l1->line);
         l1->tag[slot] = line;
         l1->dirty[slot] = 0;
     }
@@ -169,7 +184,7 @@ void cache_sim_flush(struct cache_sim *s)
         struct cache_level *c = &s->l2[i];
         for (size_t slot = 0; slot < c->sets * c->ways; slot++)
             if (c->stamp[slot] && c->dirty[slot]) {
-                c->writebacks++;
+                dram(s, i, c->tag[slot], 1);
                 c->dirty[slot] = 0;
             }
     }

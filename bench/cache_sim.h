@@ -27,6 +27,9 @@ struct cache_level {
     uint64_t fills, writebacks;
 };
 
+/* Called for every line an L2 moves to or from DRAM (addr: the line's first byte), when set. */
+typedef void cache_sim_dram_hook(void *ctx, size_t l2_index, uint64_t addr, int is_write);
+
 struct cache_sim {
     struct cache_level l1;
     struct cache_level l2[CACHE_SIM_MAX_L2];
@@ -35,6 +38,8 @@ struct cache_sim {
     /* the L1 line touched last and its way: repeated touches of one line skip the search */
     uint64_t last_line;
     size_t last_way;
+    cache_sim_dram_hook *hook;
+    void *hook_ctx;
 };
 
 /* Sets up a level; returns 0, or -1 with a message in why (sizes not powers of two, a size

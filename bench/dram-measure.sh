@@ -7,7 +7,8 @@
 # PLUGIN is bench/cache_model.c built, PROGRAM bench/dram_call.c linked statically against a
 # library that has kernels for (N, K) (or for (COLS1, K) and (COLS2, K)), PATH packed, plain or
 # fallback. Env: L2_KB (default "512 128", each modelled with L1D 32 KiB 8-way, L2 16-way,
-# 64-byte lines), VLEN (default 256). Prints one line per L2:
+# 64-byte lines), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by address range
+# and the program's output there, as COLUMNS.map and COLUMNS.out). Prints one line per L2:
 #   l2_kb=512 dram_bytes=B min_bytes=B ratio=R measured=full
 # With COLS1 < COLS2 the two narrower calls run instead of the full one (a call with M = 128
 # and N = 4096 takes minutes under QEMU) and the traffic is extrapolated to N columns along
@@ -38,9 +39,11 @@ trap 'rm -rf "$tmp"' EXIT
 run() {
   local cols=$1 args="" l2
   for l2 in $l2s; do args="$args,l2=${l2}K"; done
+  [ -z "${DRAM_MAP_DIR:-}" ] || args="$args,regions=$DRAM_MAP_DIR/$cols.map"
   qemu-riscv64 -cpu "rv64,v=true,vext_spec=v1.0,vlen=$vlen" \
     -plugin "$plugin,l1=32K,l1_ways=8,l1_line=64,l2_ways=16,l2_line=64$args,out=$tmp/$cols.counts" \
     "$program" "$path" "$m" "$cols" "$k" > "$tmp/$cols.out"
+  [ -z "${DRAM_MAP_DIR:-}" ] || cp "$tmp/$cols.out" "$DRAM_MAP_DIR/$cols.out"
   local served want=kernel
   served=$(sed -n 's/^served=//p' "$tmp/$cols.out")
   [ "$path" = fallback ] && want=fallback

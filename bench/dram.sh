@@ -10,7 +10,10 @@
 # Env: TOOLCHAIN_DIR (default CHECKOUT/.toolchain), CROSS (your own cross compiler, as in the
 # Makefile), VLEN (default 256), COLS ("C1 C2": measure calls on C1 and C2 columns and
 # extrapolate to N, see dram-measure.sh; "full": the whole call; default: full up to 2^28
-# multiply-accumulates, else two multiples of 256 columns, see dram-measure.sh --columns).
+# multiply-accumulates, else two multiples of 256 columns, see dram-measure.sh --columns),
+# MAP=1 (also the traffic of the widest run by address range, each range named by the
+# caller's buffers it holds: x, w, y; a range with none is the library's own, e.g. the packed
+# weights or the widened activations).
 # Example: TOOLCHAIN_DIR=/work/main/.toolchain bench/dram.sh /work/main 16 4096 4096 packed
 set -euo pipefail
 usage() { echo "usage: $0 CHECKOUT M N K packed|plain|fallback [L2_KB ...]" >&2; exit 2; }
@@ -62,16 +65,22 @@ if [ -z "$header" ]; then
   header=$toolchain/qemu-plugin/include
 fi
 plugin=$work/libcache_model.so
-if [ ! -f "$plugin" ] || [ "$here/bench/cache_model.c" -nt "$plugin" ] ||
-   [ "$here/bench/cache_sim.c" -nt "$plugin" ] || [ "$here/bench/cache_sim.h" -nt "$plugin" ]; then
+sources=("$here"/bench/cache_model.c "$here"/bench/cache_sim.c "$here"/bench/traffic_map.c)
+stale=0
+for f in "${sources[@]}" "$here"/bench/cache_sim.h "$here"/bench/traffic_map.h; do
+  [ -f "$plugin" ] && [ "$plugin" -nt "$f" ] || stale=1
+done
+if [ $stale = 1 ]; then
   "${HOST_CC:-cc}" -std=c11 -O2 -Wall -Wextra -D_DEFAULT_SOURCE -I"$header" -I"$here/bench" \
-    -fPIC -shared "$here/bench/cache_model.c" "$here/bench/cache_sim.c" -o "$plugin"
+    -fPIC -shared "${sources[@]}" -o "$plugin"
 fi
 
 echo "dram: M=$m N=$n K=$k $path, VLEN ${VLEN:-256}, one thread; library of $tree" \
      "($(git -C "$tree" log -1 --format='%h %s' 2>/dev/null | cut -c1-60))"
+map_dir=""
+if [ "${MAP:-0}" = 1 ]; then map_dir=$work/map; rm -rf "$map_dir"; mkdir -p "$map_dir"; fi
 # shellcheck disable=SC2086
-L2_KB=$l2s "$here/bench/dram-measure.sh" "$plugin" "$work/dram_call" "$path" "$m" "$n" "$k" \
+DRAM_MAP_DIR=$map_dir L2_KB=$l2s "$here/bench/dram-measure.sh" "$plugin" "$work/dram_call" "$path" "$m" "$n" "$k" \
   $cols |
 awk '{
   for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
@@ -79,3 +88,22 @@ awk '{
          f["l2_kb"], f["dram_bytes"], f["min_bytes"], f["ratio"],
          f["measured"] == "full" ? "full call" : "extrapolated from " f["measured"] " columns"
 }'
+
+[ -n "$map_dir" ] || exit 0
+widest=${widths##* }
+echo "  traffic by address range of the call on $widest columns, 16 KiB or more" \
+     "(MiB filled + MiB written back):"
+awk '
+  function hex(s,   v, i) { v = 0; s = tolower(substr(s, 3))
+    for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+    return v }
+  FNR == NR { if ($1 ~ /^buffer=/) { split($1, a, "="); split($2, b, "="); split($3, c, "=")
+                lo[a[2]] = hex(b[2]); hi[a[2]] = hex(b[2]) + c[2] }; next }
+  { start = hex($1); end = hex($2); names = ""
+    for (x in lo) if (lo[x] < end && hi[x] > start) names = names (names ? "," : "") x
+    line = sprintf("    %-26s %8d KiB %-6s", $1 "-" $2, $3, names ? names : "lib")
+    for (i = 4; i + 2 <= NF; i += 3) {
+      split($i, l, "="); split($(i + 1), f, "="); split($(i + 2), w, "=")
+      line = line sprintf("  L2 %d KiB: %.2f + %.2f", l[2] / 1024, f[2] * 64 / 1048576, w[2] * 64 / 1048576)
+    }
+    if ((f[2] + w[2]) * 64 >= 16384) print line }' "$map_dir/$widest.out" "$map_dir/$widest.map"

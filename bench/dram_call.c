@@ -6,8 +6,8 @@
  * thread; F32 output, no bias; X, W and Y 64-byte aligned, as an engine's tensors are.
  * Prints what served the call (kernel or fallback, from the library's counters) and the
  * minimum traffic: the weights once (N * K BF16; the packed copy is no smaller), the BF16
- * activations once and the F32 outputs once. Uses nothing but gemm_rvv.h, so it builds
- * against any version of the library. */
+ * activations once and the F32 outputs once, and where X, W and Y are. Uses nothing but
+ * gemm_rvv.h, so it builds against any version of the library. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +88,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < count && i < 64; i++)
         kernel_calls += rows[i].kernel_calls;
     printf("served=%s\n", kernel_calls ? "kernel" : "fallback");
+    /* for telling the caller's buffers from the library's in the plugin's regions= map */
+    printf("buffer=x addr=%p bytes=%lld\n", (void *)x, (long long)(m * k * 2));
+    printf("buffer=w addr=%p bytes=%lld\n", (void *)w, (long long)(n * k * 2));
+    printf("buffer=y addr=%p bytes=%lld\n", (void *)y, (long long)(m * n * 4));
     printf("min_bytes=%lld\n", (long long)(n * k * 2 + m * k * 2 + m * n * 4));
     gemm_rvv_weight_free(weight);
     return 0;
