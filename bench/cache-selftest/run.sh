@@ -42,5 +42,18 @@ for c in "${CASES[@]}"; do
       "$verdict" "$name" "$l2" "${got:-none}" "$want" "$SLACK" "$why"
   done
 done
+# The traffic map (regions=): the copy's source and target, each a 4 MiB range of its own.
+qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256 \
+  -plugin "$plugin,l2=512K,out=$tmp/copy.counts,regions=$tmp/copy.map" "$program" vector-copy
+for want in "fills=65536 writebacks=0 (the source: read)" \
+            "fills=65536 writebacks=65536 (the target: filled, written back)"; do
+  if grep -q "^0x[0-9a-f]* 0x[0-9a-f]* 4096 l2=524288 ${want%% (*}$" "$tmp/copy.map"; then
+    verdict=ok
+  else
+    verdict=FAIL failed=1
+  fi
+  printf '%-4s regions map: a 4096 KiB range with %s\n' "$verdict" "$want"
+done
+
 [ $failed -eq 0 ] && echo "cache model self-test: all cases passed" ||
   { echo "cache model self-test: FAILED" >&2; exit 1; }
