@@ -7,8 +7,9 @@
 # PLUGIN is bench/cache_model.c built, PROGRAM bench/dram_call.c linked statically against a
 # library that has kernels for (N, K) (or for (COLS1, K) and (COLS2, K)), PATH packed, plain or
 # fallback. Env: L2_KB (default "512 128", each modelled with L1D 32 KiB 8-way, L2 16-way,
-# 64-byte lines), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by address range
-# and the program's output there, as COLUMNS.map and COLUMNS.out). Prints one line per L2:
+# 64-byte lines; one run each, with GEMM_RVV_BLOCKING=alone at 512 KiB and more, else
+# shared), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by address range and the
+# program's output there, as COLUMNS-L2_KB.map and .out). Prints one line per L2:
 #   l2_kb=512 dram_bytes=B min_bytes=B ratio=R measured=full
 # With COLS1 < COLS2 the two narrower calls run instead of the full one (a call with M = 128
 # and N = 4096 takes minutes under QEMU) and the traffic is extrapolated to N columns along
@@ -35,31 +36,36 @@ l2s=${L2_KB:-512 128} vlen=${VLEN:-256}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# run COLUMNS -> "$tmp/COLUMNS.counts": one call on COLUMNS columns.
+# The library's blocking for each L2 (GEMM_RVV_BLOCKING, which older libraries ignore): the
+# plan for a whole L2 at 512 KiB and more, that for one core's share of it below.
+blocking() { [ "$1" -ge 512 ] && echo alone || echo shared; }
+
+# run COLUMNS -> "$tmp/COLUMNS-L2.counts" for each L2: one call on COLUMNS columns per L2.
 run() {
-  local cols=$1 args="" l2
-  for l2 in $l2s; do args="$args,l2=${l2}K"; done
-  [ -z "${DRAM_MAP_DIR:-}" ] || args="$args,regions=$DRAM_MAP_DIR/$cols.map"
-  qemu-riscv64 -cpu "rv64,v=true,vext_spec=v1.0,vlen=$vlen" \
-    -plugin "$plugin,l1=32K,l1_ways=8,l1_line=64,l2_ways=16,l2_line=64$args,out=$tmp/$cols.counts" \
-    "$program" "$path" "$m" "$cols" "$k" > "$tmp/$cols.out"
-  [ -z "${DRAM_MAP_DIR:-}" ] || cp "$tmp/$cols.out" "$DRAM_MAP_DIR/$cols.out"
-  local served want=kernel
-  served=$(sed -n 's/^served=//p' "$tmp/$cols.out")
+  local cols=$1 l2 args tag served want=kernel
   [ "$path" = fallback ] && want=fallback
-  if [ "$served" != "$want" ]; then
-    echo "dram-measure: M=$m N=$cols K=$k $path was served by the $served, not a $want" \
-         "(does the library have a kernel for N=$cols, K=$k?)" >&2
-    exit 1
-  fi
-  if ! grep -q '^regions=1 .* foreign=0$' "$tmp/$cols.counts"; then
-    echo "dram-measure: expected one region on one thread, got: $(head -1 "$tmp/$cols.counts")" >&2
-    exit 1
-  fi
+  for l2 in $l2s; do
+    tag=$cols-$l2 args=",l2=${l2}K"
+    [ -z "${DRAM_MAP_DIR:-}" ] || args="$args,regions=$DRAM_MAP_DIR/$tag.map"
+    GEMM_RVV_BLOCKING=$(blocking "$l2") qemu-riscv64 -cpu "rv64,v=true,vext_spec=v1.0,vlen=$vlen" \
+      -plugin "$plugin,l1=32K,l1_ways=8,l1_line=64,l2_ways=16,l2_line=64$args,out=$tmp/$tag.counts" \
+      "$program" "$path" "$m" "$cols" "$k" > "$tmp/$tag.out"
+    [ -z "${DRAM_MAP_DIR:-}" ] || cp "$tmp/$tag.out" "$DRAM_MAP_DIR/$tag.out"
+    served=$(sed -n 's/^served=//p' "$tmp/$tag.out")
+    if [ "$served" != "$want" ]; then
+      echo "dram-measure: M=$m N=$cols K=$k $path was served by the $served, not a $want" \
+           "(does the library have a kernel for N=$cols, K=$k?)" >&2
+      exit 1
+    fi
+    if ! grep -q '^regions=1 .* foreign=0$' "$tmp/$tag.counts"; then
+      echo "dram-measure: expected one region on one thread, got: $(head -1 "$tmp/$tag.counts")" >&2
+      exit 1
+    fi
+  done
 }
 
 # bytes COLUMNS L2_KB -> the DRAM bytes of that run at that L2.
-bytes() { sed -n "s/^l2=$(($2 * 1024)) .*dram_bytes=//p" "$tmp/$1.counts"; }
+bytes() { sed -n "s/^l2=$(($2 * 1024)) .*dram_bytes=//p" "$tmp/$1-$2.counts"; }
 
 min=$(( n * k * 2 + m * k * 2 + m * n * 4 ))
 if [ $# -eq 0 ]; then

@@ -90,9 +90,9 @@ awk '{
 }'
 
 [ -n "$map_dir" ] || exit 0
-widest=${widths##* }
-echo "  traffic by address range of the call on $widest columns, 16 KiB or more" \
-     "(MiB filled + MiB written back):"
+widest=${widths##* } l2=${l2s%% *}
+echo "  traffic by address range of the call on $widest columns at L2 $l2 KiB, 16 KiB or" \
+     "more (MiB filled + MiB written back):"
 awk '
   function hex(s,   v, i) { v = 0; s = tolower(substr(s, 3))
     for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
@@ -106,4 +106,4 @@ awk '
       split($i, l, "="); split($(i + 1), f, "="); split($(i + 2), w, "=")
       line = line sprintf("  L2 %d KiB: %.2f + %.2f", l[2] / 1024, f[2] * 64 / 1048576, w[2] * 64 / 1048576)
     }
-    if ((f[2] + w[2]) * 64 >= 16384) print line }' "$map_dir/$widest.out" "$map_dir/$widest.map"
+    if ((f[2] + w[2]) * 64 >= 16384) print line }' "$map_dir/$widest-$l2.out" "$map_dir/$widest-$l2.map"
