@@ -218,7 +218,7 @@ $(PLUGIN): bench/insn_count.c | bench-deps
 	  -shared $< -o $@
 
 $(BUILD)/bench/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) bench/shapes-bench.yaml
-	$(GEN_BIN) -o $(BUILD)/bench/gen bench/shapes-bench.yaml
+	$(GEN_BIN) --explain -o $(BUILD)/bench/gen bench/shapes-bench.yaml > $(BUILD)/bench/explain.txt
 
 $(BENCH_LIB): $(BUILD)/bench/gen/manifest.json $(BUILD)/probe.ok FORCE
 	@$(LIB_MAKE) GEN_DIR=$(BUILD)/bench/gen OBJ_DIR=$(BUILD)/bench/obj LIB=$@

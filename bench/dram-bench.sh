@@ -16,8 +16,9 @@ mkdir -p "$work"
 rm -f "$work"/*.row
 
 # The shapes of bench/run.sh on every path that is cheap enough, and the M = 128 calls of the
-# two other Llama shapes (for the prefill projection). M = 128 runs on column slices, which
-# bench/shapes-bench.yaml must have kernels for.
+# two other Llama shapes (for the prefill projection). M = 128 runs on narrower shapes of
+# bench/shapes-bench.yaml when their plans block as the full one's (the generator's --explain
+# output in ${BUILD}/bench/explain.txt says), else whole.
 MEASUREMENTS=(
   "1 4096 4096 packed" "1 4096 4096 plain" "1 4096 4096 fallback"
   "1 11008 4096 packed" "1 11008 4096 plain" "1 11008 4096 fallback"
@@ -34,7 +35,9 @@ if [ -n "${DRAM_MEASUREMENTS:-}" ]; then IFS=';' read -ra MEASUREMENTS <<< "$DRA
 # One measurement: "M,N,K,path,bytes_512k,bytes_128k,min_bytes,ratio_512k,ratio_128k,measured"
 measure() {
   local m=$1 n=$2 k=$3 path=$4 tag="$1-$2-$3-$4"
+  # shellcheck disable=SC2046
   L2_KB="512 128" VLEN=256 "$here/dram-measure.sh" "$plugin" "$program" "$path" "$m" "$n" "$k" \
+    $("$here/dram-measure.sh" --columns "$m" "$n" "$k" "${BUILD:-build}/bench/explain.txt") \
     > "$work/$tag.txt"
   awk -v row="$m,$n,$k,$path" '
     { for (i = 1; i <= NF; i++) { split($i, kv, "="); f[NR, kv[1]] = kv[2] } }

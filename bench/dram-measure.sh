@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # DRAM traffic of one Linear call under the cache model, against the minimum:
 #   bench/dram-measure.sh PLUGIN PROGRAM PATH M N K [COLS1 COLS2 | full]
-#   bench/dram-measure.sh --columns M N K    the columns measured by default: "full" for calls
-#       of at most 2^28 multiply-accumulates, else "C 2C", C the smallest multiple of 256
-#       columns that keeps both calls within 2^28 (at least 256)
+#   bench/dram-measure.sh --columns M N K [EXPLAIN]    the columns to measure: "full" for calls
+#       of at most 2^28 multiply-accumulates; else "C 2C" for the least C of 256, 512, 1024,
+#       2048 (2C below N) whose plans for (C, K) and (2C, K) block as that of (N, K) does in the
+#       generator's --explain output EXPLAIN (tile, loop order, K block, column block, for both
+#       L2 shares); "full" when none does or there is no such output.
 # PLUGIN is bench/cache_model.c built, PROGRAM bench/dram_call.c linked statically against a
 # library that has kernels for (N, K) (or for (COLS1, K) and (COLS2, K)), PATH packed, plain or
 # fallback. Env: L2_KB (default "512 128", each modelled with L1D 32 KiB 8-way, L2 16-way,
@@ -17,14 +19,28 @@
 # walks the columns in blocks that each cost the same and COLS1, COLS2 are multiples of the
 # block (the fixed part, the activation widening, is the same at any N); see README.md.
 set -euo pipefail
-default_columns() {
-  local m=$1 n=$2 k=$3 budget=$(( 1 << 28 )) c
-  if [ $(( m * n * k )) -le $budget ]; then echo full; return; fi
-  c=$(( budget / (3 * m * k) / 256 * 256 ))
-  [ "$c" -ge 256 ] || c=256
-  echo "$c $((2 * c))"
+# plan_blocking EXPLAIN BUCKET N K -> the blocking columns of that plan's row of the table
+# (all but its name and its modelled DRAM and vector work, which depend on N), or nothing.
+plan_blocking() {
+  awk -v re="_m$2_n$3_k$4\$" '$1 ~ re && NF >= 12 { print $2, $3, $4, $5, $8, $9, $10; exit }' "$1"
 }
-if [ "${1:-}" = --columns ] && [ $# -eq 4 ]; then default_columns "$2" "$3" "$4"; exit 0; fi
+default_columns() {
+  local m=$1 n=$2 k=$3 explain=${4:-} budget=$(( 1 << 28 )) c b=1 full
+  if [ $(( m * n * k )) -le $budget ]; then echo full; return; fi
+  while [ $b -lt "$m" ] && [ $b -lt 128 ]; do b=$((2 * b)); done
+  if [ -n "$explain" ] && [ -f "$explain" ]; then
+    full=$(plan_blocking "$explain" $b "$n" "$k")
+    for c in 256 512 1024 2048; do
+      [ $((2 * c)) -lt "$n" ] || break
+      if [ -n "$full" ] && [ "$(plan_blocking "$explain" $b $c "$k")" = "$full" ] &&
+         [ "$(plan_blocking "$explain" $b $((2 * c)) "$k")" = "$full" ]; then
+        echo "$c $((2 * c))"; return
+      fi
+    done
+  fi
+  echo full
+}
+if [ "${1:-}" = --columns ] && [ $# -ge 4 ]; then default_columns "$2" "$3" "$4" "${5:-}"; exit 0; fi
 [ $# -ge 6 ] && [ $# -le 8 ] || {
   echo "usage: $0 PLUGIN PROGRAM packed|plain|fallback M N K [COLS1 COLS2 | full]" >&2; exit 2; }
 plugin=$1 program=$2 path=$3 m=$4 n=$5 k=$6

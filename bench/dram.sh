@@ -10,7 +10,8 @@
 # Env: TOOLCHAIN_DIR (default CHECKOUT/.toolchain), CROSS (your own cross compiler, as in the
 # Makefile), VLEN (default 256), COLS ("C1 C2": measure calls on C1 and C2 columns and
 # extrapolate to N, see dram-measure.sh; "full": the whole call; default: full up to 2^28
-# multiply-accumulates, else two multiples of 256 columns, see dram-measure.sh --columns),
+# multiply-accumulates, else the narrowest pair of 256 .. 2048 columns whose plans block as
+# (N, K)'s, per the generator's --explain (dram-measure.sh --columns); else full),
 # MAP=1 (also the traffic of the widest run by address range, each range named by the
 # caller's buffers it holds: x, w, y; a range with none is the library's own, e.g. the packed
 # weights or the widened activations).
@@ -32,11 +33,13 @@ toolchain=${TOOLCHAIN_DIR:-$tree/.toolchain}
 work=$tree/build/dram/$m-$n-$k
 mkdir -p "$work"
 
-# The columns measured: the full call, or two narrower ones (dram-measure.sh says which).
-cols=${COLS:-$("$here/bench/dram-measure.sh" --columns "$m" "$n" "$k")}
-if [ "$cols" = full ]; then widths=$n; else widths=$cols; fi
-
-# The library: this shape (or its slices) alone, through the checkout's own build rules.
+# The library: this shape, and the narrower ones a slice may use, alone, through the
+# checkout's own build rules; the generator's --explain says which slices plan as the shape.
+widths=$n
+if [ "${COLS:-}" != full ] && [ $(( m * n * k )) -gt $(( 1 << 28 )) ]; then
+  for c in 256 512 1024 2048 4096; do if [ "$c" -lt "$n" ]; then widths="$widths $c"; fi; done
+fi
+[ -z "${COLS:-}" ] || [ "$COLS" = full ] || widths="$n $COLS"
 shapes=$work/shapes.yaml
 {
   echo "# Written by bench/dram.sh: the shapes of one DRAM measurement."
@@ -49,6 +52,8 @@ cmp -s "$shapes.new" "$shapes" && rm "$shapes.new" || mv "$shapes.new" "$shapes"
 make -C "$tree" --no-print-directory BUILD="$work" SHAPES="$shapes" TOOLCHAIN_DIR="$toolchain" \
   JOBS="${JOBS:-2}" ${CROSS:+CROSS=$CROSS} lib > "$work/make.log" 2>&1 ||
   { tail -20 "$work/make.log" >&2; echo "dram.sh: building the library failed (log: $work/make.log)" >&2; exit 1; }
+"$work/host/gemm-rvv-gen" --explain -o "$work/explain-gen" "$shapes" > "$work/explain.txt" 2>&1 || true
+cols=${COLS:-$("$here/bench/dram-measure.sh" --columns "$m" "$n" "$k" "$work/explain.txt")}
 
 if [ -n "${CROSS:-}" ]; then cc=${CROSS}gcc; else cc=$toolchain/gcc15/usr/bin/riscv64-linux-gnu-gcc-15; fi
 "$cc" -std=c11 -O2 -march=rv64gcv -mabi=lp64d -Wall -Wextra -D_ISOC11_SOURCE -static \
@@ -90,7 +95,8 @@ awk '{
 }'
 
 [ -n "$map_dir" ] || exit 0
-widest=${widths##* } l2=${l2s%% *}
+widest=$n l2=${l2s%% *}
+[ "$cols" = full ] || widest=${cols##* }
 echo "  traffic by address range of the call on $widest columns at L2 $l2 KiB, 16 KiB or" \
      "more (MiB filled + MiB written back):"
 awk '
