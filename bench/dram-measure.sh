@@ -88,7 +88,7 @@ if [ $# -eq 0 ]; then
   run "$n"
   for l2 in $l2s; do
     awk -v l2="$l2" -v d="$(bytes "$n" "$l2")" -v min="$min" 'BEGIN {
-      printf "l2_kb=%d dram_bytes=%d min_bytes=%d ratio=%.3f measured=full\n", l2, d, min, d / min }'
+      printf "l2_kb=%d dram_bytes=%.0f min_bytes=%.0f ratio=%.3f measured=full\n", l2, d, min, d / min }'
   done
 else
   [ $# -eq 2 ] || { echo "dram-measure: give two column counts, or full" >&2; exit 2; }
@@ -100,7 +100,7 @@ else
     awk -v l2="$l2" -v d1="$(bytes "$c1" "$l2")" -v d2="$(bytes "$c2" "$l2")" -v c1="$c1" \
         -v c2="$c2" -v n="$n" -v min="$min" 'BEGIN {
       per = (d2 - d1) / (c2 - c1); fixed = d1 - per * c1; d = fixed + per * n
-      printf "l2_kb=%d dram_bytes=%.0f min_bytes=%d ratio=%.3f measured=cols:%d,%d" \
+      printf "l2_kb=%d dram_bytes=%.0f min_bytes=%.0f ratio=%.3f measured=cols:%d,%d" \
              " fixed_bytes=%.0f per_column_bytes=%.0f\n", l2, d, min, d / min, c1, c2, fixed, per }'
   done
 fi

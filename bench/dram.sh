@@ -89,7 +89,7 @@ DRAM_MAP_DIR=$map_dir L2_KB=$l2s "$here/bench/dram-measure.sh" "$plugin" "$work/
   $cols |
 awk '{
   for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-  printf "  L2 %4d KiB: %.0f DRAM bytes, minimum %d, ratio %s (%s)\n",
+  printf "  L2 %4d KiB: %.0f DRAM bytes, minimum %.0f, ratio %s (%s)\n",
          f["l2_kb"], f["dram_bytes"], f["min_bytes"], f["ratio"],
          f["measured"] == "full" ? "full call" : "extrapolated from " f["measured"] " columns"
 }'
@@ -107,7 +107,7 @@ awk '
                 lo[a[2]] = hex(b[2]); hi[a[2]] = hex(b[2]) + c[2] }; next }
   { start = hex($1); end = hex($2); names = ""
     for (x in lo) if (lo[x] < end && hi[x] > start) names = names (names ? "," : "") x
-    line = sprintf("    %-26s %8d KiB %-6s", $1 "-" $2, $3, names ? names : "lib")
+    line = sprintf("    %-26s %8.0f KiB %-6s", $1 "-" $2, $3, names ? names : "lib")
     for (i = 4; i + 2 <= NF; i += 3) {
       split($i, l, "="); split($(i + 1), f, "="); split($(i + 2), w, "=")
       line = line sprintf("  L2 %d KiB: %.2f + %.2f", l[2] / 1024, f[2] * 64 / 1048576, w[2] * 64 / 1048576)
