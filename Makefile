@@ -230,8 +230,8 @@ $(BUILD)/bench/plain_c_zvl%.o: bench/plain_c.c $(BUILD)/probe.ok
 
 # Static, so that QEMU knows every symbol the plugin filters on.
 $(BUILD)/bench/bench: bench/bench.c $(BENCH_LIB) $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o
-	$(TARGET_CC) $(TARGET_CFLAGS) -D_POSIX_C_SOURCE=200809L -Iinclude -Iruntime -static \
-	  $< $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o $(BENCH_LIB) \
+	$(TARGET_CC) $(TARGET_CFLAGS) -D_POSIX_C_SOURCE=200809L -D_ISOC11_SOURCE -Iinclude -Iruntime \
+	  -I$(BUILD)/bench/gen -static $< $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o $(BENCH_LIB) \
 	  -lpthread -lm -o $@
 
 # The cache model (DRAM traffic): the plugin, its self-test, the one-call program.
