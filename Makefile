@@ -267,7 +267,7 @@ $(PLUGIN): bench/insn_count.c | bench-deps
 	  -shared $< -o $@
 
 $(BUILD)/bench/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) bench/shapes-bench.yaml
-	$(GEN_BIN) -o $(BUILD)/bench/gen bench/shapes-bench.yaml
+	$(GEN_BIN) --explain -o $(BUILD)/bench/gen bench/shapes-bench.yaml > $(BUILD)/bench/explain.txt
 
 $(BENCH_LIB): $(BUILD)/bench/gen/manifest.json $(BUILD)/probe.ok FORCE
 	@$(LIB_MAKE) GEN_DIR=$(BUILD)/bench/gen OBJ_DIR=$(BUILD)/bench/obj LIB=$@
@@ -279,12 +279,35 @@ $(BUILD)/bench/plain_c_zvl%.o: bench/plain_c.c $(BUILD)/probe.ok
 
 # Static, so that QEMU knows every symbol the plugin filters on.
 $(BUILD)/bench/bench: bench/bench.c $(BENCH_LIB) $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o
-	$(TARGET_CC) $(TARGET_CFLAGS) -D_POSIX_C_SOURCE=200809L -Iinclude -Iruntime -static \
-	  $< $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o $(BENCH_LIB) \
+	$(TARGET_CC) $(TARGET_CFLAGS) -D_POSIX_C_SOURCE=200809L -D_ISOC11_SOURCE -Iinclude -Iruntime \
+	  -I$(BUILD)/bench/gen -static $< $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o $(BENCH_LIB) \
 	  -lpthread -lm -o $@
 
-bench: $(PLUGIN) $(BUILD)/bench/bench
+# The cache model (DRAM traffic): the plugin, its self-test, the one-call program.
+.PHONY: bench-selftest
+CACHE_PLUGIN   := $(BUILD)/bench/libcache_model.so
+CACHE_SELFTEST := $(BUILD)/bench/cache_selftest
+
+CACHE_PLUGIN_SRCS := bench/cache_model.c bench/cache_sim.c bench/traffic_map.c
+$(CACHE_PLUGIN): $(CACHE_PLUGIN_SRCS) bench/cache_sim.h bench/traffic_map.h | bench-deps
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -D_DEFAULT_SOURCE -I$(TOOLCHAIN_DIR)/qemu-plugin/include -fPIC \
+	  -shared $(CACHE_PLUGIN_SRCS) -o $@
+
+$(CACHE_SELFTEST): bench/cache-selftest/cache_selftest.c bench/cache_marker.c bench/cache_marker.h $(BUILD)/probe.ok
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(TARGET_CFLAGS) -march=rv64gcv -Ibench -static $< bench/cache_marker.c -o $@
+
+bench-selftest: $(CACHE_PLUGIN) $(CACHE_SELFTEST)
+	bench/cache-selftest/run.sh $(CACHE_PLUGIN) $(CACHE_SELFTEST)
+
+$(BUILD)/bench/dram_call: bench/dram_call.c bench/cache_marker.c bench/cache_marker.h $(BENCH_LIB)
+	$(TARGET_CC) $(TARGET_CFLAGS) -D_ISOC11_SOURCE -Iinclude -Ibench -static $< \
+	  bench/cache_marker.c $(BENCH_LIB) -lpthread -lm -o $@
+
+bench: bench-selftest $(PLUGIN) $(BUILD)/bench/bench $(CACHE_PLUGIN) $(BUILD)/bench/dram_call
 	BUILD=$(BUILD) bench/run.sh $(PLUGIN) $(BUILD)/bench/bench
+	BUILD=$(BUILD) bench/dram-bench.sh $(CACHE_PLUGIN) $(BUILD)/bench/dram_call
 	BUILD=$(BUILD) bench/build-times.sh shapes.yaml models/llama.yaml > $(BUILD)/bench/build-times.csv
 	BUILD=$(BUILD) bench/report.sh $(BUILD)/bench/build-times.csv
 

@@ -11,8 +11,8 @@
 
 #include "activations.h"
 #include "cpu.h"
+#include "driver.h"
 #include "fallback.h"
-#include "kernel.h"
 #include "pack.h"
 #include "registry_lookup.h"
 
@@ -49,25 +49,37 @@ int main(int argc, char **argv)
         return 1;
 
     if (strncmp(path, "kernel-", 7) == 0) {
-        struct gr_shape_kernels ks;
-        gr_find_kernels(n, k, &ks);
-        const struct gr_kernel_entry *e = gr_pick_kernel(&ks, m);
-        if (!e) {
-            fprintf(stderr, "bench: no kernel for M=%zu N=%zu K=%zu in this build\n", m, n, k);
+        struct gr_shape_plans ps;
+        gr_find_plans(n, k, &ps);
+        const struct gr_plan *plan = gr_pick_plan(&ps, m);
+        if (!plan || m > plan->bucket) {
+            fprintf(stderr, "bench: no plan for M=%zu N=%zu K=%zu in this build\n", m, n, k);
             return 1;
         }
         size_t pw = gr_panel_width();
-        uint32_t *packed = malloc(gr_packed_words(n, k, pw) * sizeof *packed);
-        float *x_f = malloc(k * e->bucket * sizeof *x_f);
-        if (!packed || !x_f)
+        int is_packed = strcmp(path, "kernel-packed") == 0;
+        uint32_t *packed = aligned_alloc(64, (gr_packed_words(n, k, pw) * 4 + 63) / 64 * 64);
+        if (!packed)
             return 1;
         gr_pack(w, n, k, k, pw, packed);
-        gr_widen_activations(x, m, k, k, e->bucket, x_f);
-        int is_packed = strcmp(path, "kernel-packed") == 0;
-        struct gr_kernel_args a = {x_f, m, is_packed ? packed : NULL, pw, is_packed ? NULL : w,
-                                   k, NULL, y, n, 0};
-        (is_packed ? e->packed : e->plain)(&a, 0, cols);
-        printf("kernel=%s\n", e->name);
+        /* One thread: the blocking for a whole L2, as the runtime picks it. */
+        struct gr_drive d;
+        gr_drive_init(&d, plan, GR_L2_ALONE, plan->variant->vlenb(), pw);
+        d.x = x;
+        d.ldx = k;
+        d.rows = m;
+        d.packed = is_packed ? packed : NULL;
+        d.plain = is_packed ? NULL : w;
+        d.ldw = k;
+        d.bias = NULL;
+        d.y = y;
+        d.ldy = n;
+        d.y_bf16 = 0;
+        void *scratch = aligned_alloc(64, (gr_drive_bytes(&d) + 63) / 64 * 64 + 64);
+        if (!scratch)
+            return 1;
+        gr_drive_columns(&d, 0, cols, scratch);
+        printf("kernel=%s\n", plan->name);
     } else if (strcmp(path, "fallback") == 0) {
         struct gr_weight_view view = {NULL, 0, w, k, n, k};
         float *col = malloc(GR_FALLBACK_COLS * k * sizeof *col);

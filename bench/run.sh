@@ -18,7 +18,7 @@ VLENS=(256 128)
 # The functions each path is measured in (symbol prefixes).
 symbols() {
   case $1 in
-    kernel-*) echo "sym=gr_bf16_,sym=packed_,sym=plain_,sym=store_row,sym=strip_vl" ;;
+    kernel-*) echo "sym=gr_bf16_,sym=gr_drive_,sym=strips_outer,sym=tiles_outer,sym=strip_words,sym=y_at,sym=widen_base,sym=pack_base,sym=vlenb_base" ;;
     fallback) echo "sym=gr_fallback,sym=widen_column" ;;
     plain-c)  echo "sym=plain_c_linear,sym=widen" ;;
   esac

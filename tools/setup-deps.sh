@@ -11,7 +11,7 @@
 #        tools/setup-deps.sh qemu            the same + QEMU user mode (your own cross compiler)
 #        tools/setup-deps.sh toolchain DIR   the same + GCC 15 and riscv64 cmocka into DIR
 #        tools/setup-deps.sh fuzz            host packages + clang-19 and its libFuzzer runtime
-#        tools/setup-deps.sh bench DIR       gnuplot, bc, and QEMU's plugin header (from Debian's
+#        tools/setup-deps.sh bench DIR       gnuplot, bc, jq, and QEMU's plugin header (from Debian's
 #                                            qemu source package) into DIR/qemu-plugin
 #        tools/setup-deps.sh sid-qemu DIR    sid's qemu-user (static, runs Zvfbfwma code) into
 #                                            DIR/sid-qemu; prints the qemu-riscv64 path
@@ -21,7 +21,7 @@ set -euo pipefail
 HOST_PACKAGES=(libyaml-dev libcmocka-dev pkg-config make gcc)
 QEMU_PACKAGES=(qemu-user clang-19)
 TOOLCHAIN_PACKAGES=(patchelf binutils)
-BENCH_PACKAGES=(gnuplot-nox bc)
+BENCH_PACKAGES=(gnuplot-nox bc jq)
 FUZZ_PACKAGES=(clang-19 libclang-rt-19-dev)
 
 GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-linux-gnu-base

@@ -1,0 +1,113 @@
+/* Programs whose DRAM traffic is known by hand, for checking bench/cache_model.c:
+ *   cache_selftest CASE
+ * Each case touches page-aligned buffers (set up before the marked region, so the region holds
+ * nothing else) between cache_model_start and cache_model_stop. run.sh holds the expected bytes
+ * and why. Scalar cases load through a volatile pointer so that they stay scalar; vector cases
+ * use RVV unit-stride and strided loads and stores, which QEMU reports element by element. */
+#include <riscv_vector.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_marker.h"
+
+#define KIB 1024u
+#define MIB (1024u * 1024u)
+
+static volatile uint64_t sink;
+
+static void *buffer(size_t bytes)
+{
+    void *p = aligned_alloc(4096, bytes);
+    if (!p) {
+        fprintf(stderr, "cache_selftest: out of memory\n");
+        exit(1);
+    }
+    memset(p, 1, bytes); /* the pages exist before the region starts */
+    return p;
+}
+
+/* Reads bytes from p, passes times, with scalar 8-byte loads. */
+static void read_scalar(const void *p, size_t bytes, int passes)
+{
+    const volatile uint64_t *v = p;
+    uint64_t sum = 0;
+    for (int pass = 0; pass < passes; pass++)
+        for (size_t i = 0; i < bytes / 8; i++)
+            sum += v[i];
+    sink = sum;
+}
+
+/* Reads the first 8 bytes of rows rows, stride bytes apart, passes times. */
+static void read_rows(const uint8_t *p, size_t rows, size_t stride, int passes)
+{
+    uint64_t sum = 0;
+    for (int pass = 0; pass < passes; pass++)
+        for (size_t r = 0; r < rows; r++)
+            sum += *(const volatile uint64_t *)(p + r * stride);
+    sink = sum;
+}
+
+static void read_vector(const uint32_t *p, size_t words)
+{
+    size_t vl = __riscv_vsetvlmax_e32m8();
+    vuint32m8_t acc = __riscv_vmv_v_x_u32m8(0, vl);
+    for (size_t i = 0; i < words; i += vl) {
+        vl = __riscv_vsetvl_e32m8(words - i);
+        acc = __riscv_vadd_vv_u32m8_tu(acc, acc, __riscv_vle32_v_u32m8(p + i, vl), vl);
+    }
+    sink = __riscv_vmv_x_s_u32m8_u32(acc);
+}
+
+/* One 4-byte element from every stride-byte step (vlse32). */
+static void read_strided(const uint8_t *p, size_t bytes, size_t stride)
+{
+    size_t count = bytes / stride, vl = __riscv_vsetvlmax_e32m1();
+    vuint32m1_t acc = __riscv_vmv_v_x_u32m1(0, vl);
+    for (size_t i = 0; i < count; i += vl) {
+        vl = __riscv_vsetvl_e32m1(count - i);
+        vuint32m1_t v = __riscv_vlse32_v_u32m1((const uint32_t *)(p + i * stride),
+                                               (ptrdiff_t)stride, vl);
+        acc = __riscv_vadd_vv_u32m1_tu(acc, acc, v, vl);
+    }
+    sink = __riscv_vmv_x_s_u32m1_u32(acc);
+}
+
+static void copy_vector(uint32_t *dst, const uint32_t *src, size_t words)
+{
+    for (size_t i = 0, vl; i < words; i += vl) {
+        vl = __riscv_vsetvl_e32m8(words - i);
+        __riscv_vse32_v_u32m8(dst + i, __riscv_vle32_v_u32m8(src + i, vl), vl);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *c = argc == 2 ? argv[1] : "";
+    void *a = buffer(4 * MIB), *b = buffer(4 * MIB);
+    cache_model_start();
+    if (strcmp(c, "stream-once") == 0)
+        read_scalar(a, 4 * MIB, 1);
+    else if (strcmp(c, "stream-twice") == 0)
+        read_scalar(a, 4 * MIB, 2);
+    else if (strcmp(c, "reuse-16k") == 0)
+        read_scalar(a, 16 * KIB, 100);
+    else if (strcmp(c, "reuse-256k") == 0)
+        read_scalar(a, 256 * KIB, 4);
+    else if (strcmp(c, "conflict") == 0)
+        read_rows(a, 64, 8 * KIB, 100);
+    else if (strcmp(c, "vector-stream") == 0)
+        read_vector(a, 4 * MIB / 4);
+    else if (strcmp(c, "vector-strided") == 0)
+        read_strided(a, 4 * MIB, 64);
+    else if (strcmp(c, "vector-copy") == 0)
+        copy_vector(b, a, 4 * MIB / 4);
+    else {
+        fprintf(stderr, "usage: cache_selftest stream-once | stream-twice | reuse-16k | "
+                        "reuse-256k | conflict | vector-stream | vector-strided | vector-copy\n");
+        return 2;
+    }
+    cache_model_stop();
+    return 0;
+}

@@ -1,0 +1,230 @@
+/* A QEMU TCG plugin (API version 1, QEMU 7.2) that models one core's data caches (cache_sim.h:
+ * L1D and one or more L2s, LRU, write-back, write-allocate) and counts the DRAM traffic of a
+ * marked region of the program: from each call of the start function (the caches are emptied
+ * there: a cold start) to the next call of the stop function (dirty lines are written back
+ * there). QEMU 7.2 user mode reports every active element of an RVV load or store to memory
+ * callbacks, at its address and size, so vector code is modelled element by element.
+ * Arguments (sizes in bytes, or with a K or M suffix):
+ *   l1=SIZE l1_ways=W l1_line=B     the L1D (default 32K, 8 ways, 64-byte lines)
+ *   l2=SIZE (repeatable, up to 4)   one L2 per size, all fed by the same L1 (default 512K)
+ *   l2_ways=W l2_line=B             for every L2 (default 16 ways, 64-byte lines)
+ *   start=SYMBOL stop=SYMBOL        the marker functions (cache_model_start, cache_model_stop)
+ *   out=FILE                        where the counts go at exit (default stderr)
+ *   regions=FILE                    the traffic by address range too (traffic_map.h), to tell
+ *                                   which buffer moves the bytes
+ *   qemu-riscv64 -plugin build/bench/libcache_model.so,l2=512K,l2=128K,out=c.txt prog
+ * Output: "regions=R accesses=A l1_misses=L foreign=F", then one line per L2
+ * "l2=SIZE fills=LINES writebacks=LINES dram_bytes=BYTES". Accesses by any thread other than
+ * the one that called start are not modelled but counted as foreign: measure one thread. */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <qemu-plugin.h>
+
+#include "cache_sim.h"
+#include "traffic_map.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+static struct cache_sim sim;
+static const char *start_sym = "cache_model_start", *stop_sym = "cache_model_stop";
+static const char *out_path, *regions_path;
+static struct traffic_map map;
+static int map_failed;
+static int active;
+static unsigned int region_vcpu;
+static uint64_t regions;
+static atomic_uint_fast64_t foreign;
+/* Counts of the regions ended so far (the model's own are reset at each start). */
+static uint64_t done_accesses, done_l1_misses;
+static uint64_t done_fills[CACHE_SIM_MAX_L2], done_writebacks[CACHE_SIM_MAX_L2];
+
+static void on_start(unsigned int vcpu, void *unused)
+{
+    (void)unused;
+    cache_sim_reset(&sim);
+    active = 1;
+    region_vcpu = vcpu;
+}
+
+static void on_stop(unsigned int vcpu, void *unused)
+{
+    (void)unused;
+    if (!active || vcpu != region_vcpu)
+        return;
+    cache_sim_flush(&sim);
+    active = 0;
+    regions++;
+    done_accesses += sim.accesses;
+    done_l1_misses += sim.l1_misses;
+    for (size_t i = 0; i < sim.l2_count; i++) {
+        done_fills[i] += sim.l2[i].fills;
+        done_writebacks[i] += sim.l2[i].writebacks;
+    }
+}
+
+static void on_dram(void *ctx, size_t l2_index, uint64_t addr, int is_write)
+{
+    if (traffic_map_add(ctx, l2_index, addr, is_write) != 0)
+        map_failed = 1;
+}
+
+static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *unused)
+{
+    (void)unused;
+    if (!active)
+        return;
+    if (vcpu != region_vcpu) {
+        atomic_fetch_add(&foreign, 1);
+        return;
+    }
+    cache_sim_access(&sim, vaddr, 1ull << qemu_plugin_mem_size_shift(info),
+                     qemu_plugin_mem_is_store(info));
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+    (void)id;
+    size_t n = qemu_plugin_tb_n_insns(tb);
+    for (size_t i = 0; i < n; i++) {
+        struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+        const char *sym = qemu_plugin_insn_symbol(insn);
+        /* Every instruction of a marker calls back; a marker touches no memory, so starting
+         * (or stopping) again at its next instruction changes nothing. */
+        if (sym && strcmp(sym, start_sym) == 0)
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_start, QEMU_PLUGIN_CB_NO_REGS, NULL);
+        else if (sym && strcmp(sym, stop_sym) == 0)
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_stop, QEMU_PLUGIN_CB_NO_REGS, NULL);
+        qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+                                         QEMU_PLUGIN_MEM_RW, NULL);
+    }
+}
+
+static void at_exit(qemu_plugin_id_t id, void *unused)
+{
+    (void)id;
+    (void)unused;
+    FILE *f = out_path ? fopen(out_path, "w") : stderr;
+    if (!f) {
+        fprintf(stderr, "cache_model: cannot write %s\n", out_path);
+        f = stderr;
+    }
+    if (regions == 0)
+        fprintf(stderr, "cache_model: the program never called %s and then %s: nothing measured\n",
+                start_sym, stop_sym);
+    fprintf(f, "regions=%" PRIu64 " accesses=%" PRIu64 " l1_misses=%" PRIu64 " foreign=%" PRIu64
+               "\n",
+            regions, done_accesses, done_l1_misses, (uint64_t)atomic_load(&foreign));
+    for (size_t i = 0; i < sim.l2_count; i++)
+        fprintf(f, "l2=%" PRIu64 " fills=%" PRIu64 " writebacks=%" PRIu64 " dram_bytes=%" PRIu64
+                   "\n",
+                sim.l2[i].size, done_fills[i], done_writebacks[i],
+                (done_fills[i] + done_writebacks[i]) * sim.l2[i].line);
+    if (f != stderr)
+        fclose(f);
+    if (!regions_path)
+        return;
+    FILE *r = fopen(regions_path, "w");
+    if (!r || map_failed)
+        fprintf(stderr, "cache_model: %s: %s\n", regions_path,
+                r ? "out of memory while mapping the traffic" : "cannot write");
+    if (r) {
+        traffic_map_print(&map, &sim, r);
+        fclose(r);
+    }
+}
+
+/* "32768", "32K" or "1M" into *v; 0 on success. */
+static int parse_size(const char *s, uint64_t *v)
+{
+    char *end;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (end == s)
+        return -1;
+    if (*end == 'K' || *end == 'k')
+        n <<= 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        n <<= 20, end++;
+    if (*end != '\0' || n == 0)
+        return -1;
+    *v = n;
+    return 0;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+                                           int argc, char **argv)
+{
+    (void)info;
+    uint64_t l1 = 32 << 10, l1_ways = 8, l1_line = 64, l2_ways = 16, l2_line = 64;
+    uint64_t l2[CACHE_SIM_MAX_L2];
+    size_t l2_count = 0;
+    const struct {
+        const char *name;
+        uint64_t *value;
+    } sizes[] = {{"l1=", &l1}, {"l1_ways=", &l1_ways}, {"l1_line=", &l1_line},
+                 {"l2_ways=", &l2_ways}, {"l2_line=", &l2_line}};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "arg=", 4) == 0) /* the older "-plugin FILE,arg=..." spelling */
+            a += 4;
+        int known = 0;
+        for (size_t j = 0; j < sizeof sizes / sizeof sizes[0] && !known; j++) {
+            size_t len = strlen(sizes[j].name);
+            if (strncmp(a, sizes[j].name, len) == 0) {
+                known = 1;
+                if (parse_size(a + len, sizes[j].value) != 0) {
+                    fprintf(stderr, "cache_model: \"%s\": expected a positive size\n", a);
+                    return -1;
+                }
+            }
+        }
+        if (known)
+            continue;
+        if (strncmp(a, "l2=", 3) == 0) {
+            if (l2_count == CACHE_SIM_MAX_L2 || parse_size(a + 3, &l2[l2_count]) != 0) {
+                fprintf(stderr, "cache_model: \"%s\": expected a positive size (at most %d L2s)\n",
+                        a, CACHE_SIM_MAX_L2);
+                return -1;
+            }
+            l2_count++;
+        } else if (strncmp(a, "start=", 6) == 0)
+            start_sym = strdup(a + 6);
+        else if (strncmp(a, "stop=", 5) == 0)
+            stop_sym = strdup(a + 5);
+        else if (strncmp(a, "out=", 4) == 0)
+            out_path = strdup(a + 4);
+        else if (strncmp(a, "regions=", 8) == 0)
+            regions_path = strdup(a + 8);
+        else {
+            fprintf(stderr, "cache_model: unknown argument \"%s\" (l1=, l1_ways=, l1_line=, l2=, "
+                            "l2_ways=, l2_line=, start=, stop=, out=, regions=)\n", a);
+            return -1;
+        }
+    }
+    if (l2_count == 0)
+        l2[l2_count++] = 512 << 10;
+    const char *why;
+    if (cache_level_init(&sim.l1, l1, l1_ways, l1_line, &why) != 0) {
+        fprintf(stderr, "cache_model: L1 of %" PRIu64 " bytes, %" PRIu64 " ways, %" PRIu64
+                        "-byte lines: %s\n", l1, l1_ways, l1_line, why);
+        return -1;
+    }
+    for (size_t i = 0; i < l2_count; i++)
+        if (cache_level_init(&sim.l2[i], l2[i], l2_ways, l2_line, &why) != 0) {
+            fprintf(stderr, "cache_model: L2 of %" PRIu64 " bytes, %" PRIu64 " ways, %" PRIu64
+                            "-byte lines: %s\n", l2[i], l2_ways, l2_line, why);
+            return -1;
+        }
+    sim.l2_count = l2_count;
+    if (regions_path) {
+        sim.hook = on_dram;
+        sim.hook_ctx = &map;
+    }
+    cache_sim_reset(&sim);
+    qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+    qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+    return 0;
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# DRAM traffic of one Linear call under the cache model, against the minimum:
+#   bench/dram-measure.sh PLUGIN PROGRAM PATH M N K [COLS1 COLS2 | full]
+#   bench/dram-measure.sh --columns M N K [EXPLAIN]    the columns to measure: "full" for calls
+#       of at most 2^28 multiply-accumulates; else "C 2C" for the least C of 256, 512, 1024,
+#       2048 (2C below N) whose plans for (C, K) and (2C, K) block as that of (N, K) does in the
+#       generator's --explain output EXPLAIN (tile, loop order, K block, column block, for both
+#       L2 shares); "full" when none does or there is no such output.
+# PLUGIN is bench/cache_model.c built, PROGRAM bench/dram_call.c linked statically against a
+# library that has kernels for (N, K) (or for (COLS1, K) and (COLS2, K)), PATH packed, plain or
+# fallback. Env: L2_KB (default "512 128", each modelled with L1D 32 KiB 8-way, L2 16-way,
+# 64-byte lines; one run each, with GEMM_RVV_BLOCKING=alone at 512 KiB and more, else
+# shared), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by address range and the
+# program's output there, as COLUMNS-L2_KB.map and .out). Prints one line per L2:
+#   l2_kb=512 dram_bytes=B min_bytes=B ratio=R measured=full
+# With COLS1 < COLS2 the two narrower calls run instead of the full one (a call with M = 128
+# and N = 4096 takes minutes under QEMU) and the traffic is extrapolated to N columns along
+# the line through them: traffic = fixed + per_column * columns. That is exact when the kernel
+# walks the columns in blocks that each cost the same and COLS1, COLS2 are multiples of the
+# block (the fixed part, the activation widening, is the same at any N); see README.md.
+set -euo pipefail
+# plan_blocking EXPLAIN BUCKET N K -> the blocking columns of that plan's row of the table
+# (all but its name and its modelled DRAM and vector work, which depend on N), or nothing.
+plan_blocking() {
+  awk -v re="_m$2_n$3_k$4\$" '$1 ~ re && NF >= 12 { print $2, $3, $4, $5, $8, $9, $10; exit }' "$1"
+}
+default_columns() {
+  local m=$1 n=$2 k=$3 explain=${4:-} budget=$(( 1 << 28 )) c b=1 full
+  if [ $(( m * n * k )) -le $budget ]; then echo full; return; fi
+  while [ $b -lt "$m" ] && [ $b -lt 128 ]; do b=$((2 * b)); done
+  if [ -n "$explain" ] && [ -f "$explain" ]; then
+    full=$(plan_blocking "$explain" $b "$n" "$k")
+    for c in 256 512 1024 2048; do
+      [ $((2 * c)) -lt "$n" ] || break
+      if [ -n "$full" ] && [ "$(plan_blocking "$explain" $b $c "$k")" = "$full" ] &&
+         [ "$(plan_blocking "$explain" $b $((2 * c)) "$k")" = "$full" ]; then
+        echo "$c $((2 * c))"; return
+      fi
+    done
+  fi
+  echo full
+}
+if [ "${1:-}" = --columns ] && [ $# -ge 4 ]; then default_columns "$2" "$3" "$4" "${5:-}"; exit 0; fi
+[ $# -ge 6 ] && [ $# -le 8 ] || {
+  echo "usage: $0 PLUGIN PROGRAM packed|plain|fallback M N K [COLS1 COLS2 | full]" >&2; exit 2; }
+plugin=$1 program=$2 path=$3 m=$4 n=$5 k=$6
+shift 6
+# shellcheck disable=SC2046
+[ $# -gt 0 ] || set -- $(default_columns "$m" "$n" "$k")
+[ "${1:-}" != full ] || shift
+l2s=${L2_KB:-512 128} vlen=${VLEN:-256}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The library's blocking for each L2 (GEMM_RVV_BLOCKING, which older libraries ignore): the
+# plan for a whole L2 at 512 KiB and more, that for one core's share of it below.
+blocking() { [ "$1" -ge 512 ] && echo alone || echo shared; }
+
+# run COLUMNS -> "$tmp/COLUMNS-L2.counts" for each L2: one call on COLUMNS columns per L2.
+run() {
+  local cols=$1 l2 args tag served want=kernel
+  [ "$path" = fallback ] && want=fallback
+  for l2 in $l2s; do
+    tag=$cols-$l2 args=",l2=${l2}K"
+    [ -z "${DRAM_MAP_DIR:-}" ] || args="$args,regions=$DRAM_MAP_DIR/$tag.map"
+    GEMM_RVV_BLOCKING=$(blocking "$l2") qemu-riscv64 -cpu "rv64,v=true,vext_spec=v1.0,vlen=$vlen" \
+      -plugin "$plugin,l1=32K,l1_ways=8,l1_line=64,l2_ways=16,l2_line=64$args,out=$tmp/$tag.counts" \
+      "$program" "$path" "$m" "$cols" "$k" > "$tmp/$tag.out"
+    [ -z "${DRAM_MAP_DIR:-}" ] || cp "$tmp/$tag.out" "$DRAM_MAP_DIR/$tag.out"
+    served=$(sed -n 's/^served=//p' "$tmp/$tag.out")
+    if [ "$served" != "$want" ]; then
+      echo "dram-measure: M=$m N=$cols K=$k $path was served by the $served, not a $want" \
+           "(does the library have a kernel for N=$cols, K=$k?)" >&2
+      exit 1
+    fi
+    if ! grep -q '^regions=1 .* foreign=0$' "$tmp/$tag.counts"; then
+      echo "dram-measure: expected one region on one thread, got: $(head -1 "$tmp/$tag.counts")" >&2
+      exit 1
+    fi
+  done
+}
+
+# bytes COLUMNS L2_KB -> the DRAM bytes of that run at that L2.
+bytes() { sed -n "s/^l2=$(($2 * 1024)) .*dram_bytes=//p" "$tmp/$1-$2.counts"; }
+
+min=$(( n * k * 2 + m * k * 2 + m * n * 4 ))
+if [ $# -eq 0 ]; then
+  run "$n"
+  for l2 in $l2s; do
+    awk -v l2="$l2" -v d="$(bytes "$n" "$l2")" -v min="$min" 'BEGIN {
+      printf "l2_kb=%d dram_bytes=%.0f min_bytes=%.0f ratio=%.3f measured=full\n", l2, d, min, d / min }'
+  done
+else
+  [ $# -eq 2 ] || { echo "dram-measure: give two column counts, or full" >&2; exit 2; }
+  c1=$1 c2=$2
+  [ "$c1" -lt "$c2" ] || { echo "dram-measure: COLS1 must be below COLS2" >&2; exit 2; }
+  run "$c1"
+  run "$c2"
+  for l2 in $l2s; do
+    awk -v l2="$l2" -v d1="$(bytes "$c1" "$l2")" -v d2="$(bytes "$c2" "$l2")" -v c1="$c1" \
+        -v c2="$c2" -v n="$n" -v min="$min" 'BEGIN {
+      per = (d2 - d1) / (c2 - c1); fixed = d1 - per * c1; d = fixed + per * n
+      printf "l2_kb=%d dram_bytes=%.0f min_bytes=%.0f ratio=%.3f measured=cols:%d,%d" \
+             " fixed_bytes=%.0f per_column_bytes=%.0f\n", l2, d, min, d / min, c1, c2, fixed, per }'
+  done
+fi

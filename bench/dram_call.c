@@ -1,0 +1,98 @@
+/* One Linear call through the public API, bracketed by the cache model's markers, for
+ * bench/cache_model.c to count its DRAM traffic:
+ *   dram_call PATH M N K
+ * PATH: packed (gemm_rvv_linear on a weight object: packing at create is outside the region),
+ * plain (gemm_rvv_linear_plain on [N, K] weights), fallback (the same, fallback forced). One
+ * thread; F32 output, no bias; X, W and Y 64-byte aligned, as an engine's tensors are.
+ * Prints what served the call (kernel or fallback, from the library's counters) and the
+ * minimum traffic: the weights once (N * K BF16; the packed copy is no smaller), the BF16
+ * activations once and the F32 outputs once, and where X, W and Y are. Uses nothing but
+ * gemm_rvv.h, so it builds against any version of the library. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_marker.h"
+#include "gemm_rvv.h"
+
+static void *aligned(size_t bytes)
+{
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) {
+        fprintf(stderr, "dram_call: cannot allocate %zu bytes\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+static uint16_t *bf16_data(size_t count, uint32_t seed)
+{
+    uint16_t *v = aligned(count * sizeof *v);
+    for (size_t i = 0; i < count; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        v[i] = (uint16_t)(0x3c00 + (seed >> 20) % 0x600); /* |v| in [2^-7, 8) */
+    }
+    return v;
+}
+
+static void check(gemm_rvv_status s, const char *what)
+{
+    if (s != GEMM_RVV_OK) {
+        fprintf(stderr, "dram_call: %s: %s\n", what, gemm_rvv_strerror(s));
+        exit(1);
+    }
+}
+
+static long positive(const char *s, const char *name)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v <= 0) {
+        fprintf(stderr, "dram_call: %s must be a positive integer, got \"%s\"\n", name, s);
+        exit(2);
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: dram_call packed|plain|fallback M N K\n");
+        return 2;
+    }
+    const char *path = argv[1];
+    int64_t m = positive(argv[2], "M"), n = positive(argv[3], "N"), k = positive(argv[4], "K");
+    int packed = strcmp(path, "packed") == 0;
+    if (!packed && strcmp(path, "plain") != 0 && strcmp(path, "fallback") != 0) {
+        fprintf(stderr, "dram_call: unknown path \"%s\" (packed, plain, fallback)\n", path);
+        return 2;
+    }
+    uint16_t *x = bf16_data((size_t)(m * k), 1), *w = bf16_data((size_t)(n * k), 2);
+    float *y = aligned((size_t)(m * n) * sizeof *y);
+    memset(y, 0, (size_t)(m * n) * sizeof *y);
+    check(gemm_rvv_set_threads(1), "set_threads");
+    gemm_rvv_force_fallback(strcmp(path, "fallback") == 0);
+    gemm_rvv_weight *weight = NULL;
+    if (packed)
+        check(gemm_rvv_weight_create(w, n, k, k, &weight), "weight_create");
+
+    cache_model_start();
+    gemm_rvv_status s = packed ? gemm_rvv_linear(x, m, k, weight, NULL, y, n, GEMM_RVV_F32)
+                               : gemm_rvv_linear_plain(x, m, k, w, n, k, k, NULL, y, n,
+                                                       GEMM_RVV_F32);
+    cache_model_stop();
+    check(s, "linear");
+
+    gemm_rvv_counter rows[64];
+    size_t count = gemm_rvv_counters(rows, 64), kernel_calls = 0;
+    for (size_t i = 0; i < count && i < 64; i++)
+        kernel_calls += rows[i].kernel_calls;
+    printf("served=%s\n", kernel_calls ? "kernel" : "fallback");
+    /* for telling the caller's buffers from the library's in the plugin's regions= map */
+    printf("buffer=x addr=%p bytes=%lld\n", (void *)x, (long long)(m * k * 2));
+    printf("buffer=w addr=%p bytes=%lld\n", (void *)w, (long long)(n * k * 2));
+    printf("buffer=y addr=%p bytes=%lld\n", (void *)y, (long long)(m * n * 4));
+    printf("min_bytes=%lld\n", (long long)(n * k * 2 + m * k * 2 + m * n * 4));
+    gemm_rvv_weight_free(weight);
+    return 0;
+}
