@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#define L2_USABLE 0.75
+#define L2_USABLE 0.65
 /* Vector work to widen one activation at VLEN 256: e16m2 load (2), vzext to m4 (4), vsll (4),
  * strided store (4) per 32 values (templates/support_base.c.in). */
 #define WIDEN_VWORK 0.4375
