@@ -246,3 +246,6 @@ distclean: clean
 	rm -rf $(TOOLCHAIN_DIR)
 
 FORCE:
+
+# Tests of the toolchain set-up (tools/setup-deps.sh) and of system headers in target builds.
+include mk/toolchain-tests.mk
