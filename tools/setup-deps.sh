@@ -249,6 +249,10 @@ install_toolchain() {
     die "the toolchain folder '$top' has white space in its path, which GCC's specs and make
   cannot take: set TOOLCHAIN_DIR to another folder" ;;
   esac
+  # Two builds sharing DIR (several checkouts, make -j) fetch one at a time; the second finds
+  # the stamps written. The lock is released when this script ends.
+  mkdir -p "$top"
+  if command -v flock >/dev/null; then exec 9> "$top/.lock"; flock 9; fi
   # The stamp records the absolute prefix the programs were patched for: a moved tree is redone.
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$prefix" ]; then
     install_target_headers "$top" "$prefix"
