@@ -17,7 +17,7 @@ HOST_RT_SRCS     := tests/host-runtime/test_threads.c tests/host-runtime/referen
 # GCC 12's ThreadSanitizer cannot map its shadow memory when the kernel randomises addresses
 # with more bits than it expects (vm.mmap_rnd_bits > 28 on newer kernels): run it with address
 # randomisation off for this process, where setarch may do that.
-HOST_RT_NO_ASLR  := $(shell setarch $$(uname -m) -R true 2>/dev/null && echo setarch $$(uname -m) -R)
+HOST_RT_NO_ASLR   = $(shell setarch $$(uname -m) -R true 2>/dev/null && echo setarch $$(uname -m) -R)
 
 .PHONY: test-host-runtime
 .SECONDARY: $(HOST_RT)/tsan/libgemm_rvv.a $(HOST_RT)/asan/libgemm_rvv.a
