@@ -8,6 +8,7 @@
 #   broken-deb       a download that is not a .deb: extraction fails half-way;
 #   interrupted      SIGTERM while the download runs.
 # Usage: tests/setup-deps/test_fetch_errors.sh
+# shellcheck disable=SC2016  # the code in single quotes runs in a bash of its own
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 command -v apt-get >/dev/null || { echo "fetch error test skipped: no apt-get here"; exit 0; }
@@ -43,12 +44,18 @@ check() {
 }
 
 archive=$(tools/setup-deps.sh archive)
-if [ -n "$archive" ]; then
-  run_case missing-package 'GCC_PACKAGES=(gcc-15-riscv64-linux-gnu no-such-package-gemm-rvv)'
-  check missing-package 1 "no package no-such-package-gemm-rvv in suite 'sid' of ${archive% *}" \
-    'CROSS=riscv64-linux-gnu-'
-else
+if [ -z "$archive" ]; then
   echo "missing-package case skipped: the system's apt sources name no Debian archive"
+else
+  run_case missing-package 'GCC_PACKAGES=(gcc-15-riscv64-linux-gnu no-such-package-gemm-rvv)'
+  # Offline (a second `make test` needs no network otherwise) the archive cannot be reached.
+  if grep -qE "Could not resolve|Temporary failure resolving|Could not connect|Network is unreachable" \
+       "$scratch/missing-package.log"; then
+    echo "missing-package case skipped: ${archive% *} cannot be reached from here"
+  else
+    check missing-package 1 "no package no-such-package-gemm-rvv in suite 'sid' of ${archive% *}" \
+      'CROSS=riscv64-linux-gnu-'
+  fi
 fi
 
 mkdir -p "$scratch/empty-mirror"
