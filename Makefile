@@ -320,3 +320,9 @@ distclean: clean
 	rm -rf $(TOOLCHAIN_DIR)
 
 FORCE:
+
+# Tests of the toolchain set-up (tools/setup-deps.sh) and of system headers in target builds.
+include mk/toolchain-tests.mk
+
+# The runtime on the host under ThreadSanitizer and AddressSanitizer + UBSan.
+include mk/host-runtime.mk

@@ -6,6 +6,7 @@
 #   3. cmocka built for riscv64 (Debian's riscv64 package), copied into that toolchain's sysroot.
 # The system's apt sources are never touched: the sid and riscv64 lists live in a private apt
 # configuration under $TOOLCHAIN_DIR. A stamp file makes a second run download nothing.
+# The Debian archive (mirror or proxy) is the one the system's own apt sources name.
 #
 # Usage: tools/setup-deps.sh host            host packages to build and test on a riscv64 board
 #        tools/setup-deps.sh qemu            the same + QEMU user mode (your own cross compiler)
@@ -15,6 +16,8 @@
 #                                            qemu source package) into DIR/qemu-plugin
 #        tools/setup-deps.sh sid-qemu DIR    sid's qemu-user (static, runs Zvfbfwma code) into
 #                                            DIR/sid-qemu; prints the qemu-riscv64 path
+#        tools/setup-deps.sh archive [LIST PARTS]  prints "URI SUITE" of the Debian archive the
+#                                            apt sources name (the system's, or the given files)
 # On a machine without dpkg/apt nothing is installed: the packages are named instead.
 set -euo pipefail
 
@@ -28,12 +31,15 @@ GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-l
   libgcc-15-dev-riscv64-cross binutils-riscv64-linux-gnu binutils-common libbinutils libctf0
   libsframe3 libjansson4 libc6 libisl23 libmpc3 libmpfr6 libgmp10 libzstd1 zlib1g libstdc++6
   libgcc-s1 libc6-dev-riscv64-cross libc6-riscv64-cross linux-libc-dev-riscv64-cross
-  libgomp1-riscv64-cross libgcc-s1-riscv64-cross linux-libc-dev)
-# linux-libc-dev: sid's linux-libc-dev-riscv64-cross is symbolic links into it (<linux/*.h> and
-# <asm/*.h>, which <sched.h> needs under _GNU_SOURCE).
+  libgomp1-riscv64-cross libgcc-s1-riscv64-cross)
 
 # libyaml: gemm-rvv-bench reads shapes files on the board (linked statically).
 RISCV_PACKAGES=(libcmocka0 libcmocka-dev libyaml-0-2 libyaml-dev)
+
+# sid's linux-libc-dev-riscv64-cross holds only symbolic links into /usr/include and
+# /usr/lib/linux/uapi/riscv, which this package (Architecture: all) fills; extracted into the
+# same prefix, the links resolve inside the toolchain.
+TARGET_HEADER_PACKAGES=(linux-libc-dev)
 
 say() { printf 'setup-deps: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -61,24 +67,115 @@ install_packages() {
   }
 }
 
-# private_apt DIR ARGS...: apt-get with its own sources list, lists and cache under DIR.
+# Folders to remove when the script stops before it is done (an error, Ctrl-C): no half-made
+# download or tree is left behind. A step that finishes takes its folder off the list.
+CLEANUP=()
+cleanup() { local d; for d in "${CLEANUP[@]}"; do rm -rf "$d"; done; }
+cleanup_add() { CLEANUP+=("$1"); }
+cleanup_done() {
+  local keep=() d
+  for d in "${CLEANUP[@]}"; do [ "$d" = "$1" ] || keep+=("$d"); done
+  CLEANUP=("${keep[@]}")
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+# What to do when the download cannot be had: the way around it that needs no download.
+OWN_TOOLCHAIN_HINT="or use a riscv64 cross compiler of your own (GCC >= 14 or clang >= 17, cmocka for
+  riscv64 in its sysroot), which needs no download: make test CROSS=riscv64-linux-gnu-
+  (README.md, 'Your own toolchain')"
+
+# Debian's suite names and their aliases: a sources entry with one of these names a Debian
+# archive. The security, updates and backports suites (bookworm-security, ...) are not the archive.
+DEBIAN_SUITES='sid|unstable|experimental|testing|stable|oldstable|oldoldstable|duke|forky|trixie|bookworm|bullseye|buster|stretch|jessie'
+
+# debian_archive [SOURCES_LIST SOURCES_PARTS]: prints "URI SUITE" of the first Debian archive the
+# apt sources name (the system's own, or the given file and folder). apt itself reads them, so
+# one-line and deb822 (.sources) entries, options in brackets and "Enabled: no" all count as apt
+# counts them. A "deb" entry wins over a "deb-src" one. Prints nothing when there is none.
+debian_archive() {
+  local from=()
+  # apt takes relative names as relative to /etc/apt.
+  [ $# -eq 2 ] && from=(-o "Dir::Etc::sourcelist=$(realpath -m "$1")"
+                        -o "Dir::Etc::sourceparts=$(realpath -m "$2")")
+  # shellcheck disable=SC2016
+  apt-get "${from[@]}" indextargets --no-release-info \
+      --format '$(TARGET_OF) $(REPO_URI) $(RELEASE)' 2>/dev/null |
+    awk -v suites="^($DEBIAN_SUITES)\$" '
+      $3 ~ suites && $2 !~ /^cdrom:/ {
+        uri = $2; sub(/\/+$/, "", uri)
+        if ($1 == "deb" && !deb) deb = uri " " $3
+        if ($1 == "deb-src" && !src) src = uri " " $3
+      }
+      END { if (deb) print deb; else if (src) print src }'
+}
+
+# The system's Debian archive, "URI SUITE", or a clear error.
+system_archive() {
+  local archive
+  archive=$(debian_archive)
+  [ -n "$archive" ] || die "the system's apt sources (/etc/apt/sources.list, /etc/apt/sources.list.d/)
+  name no Debian archive (an entry for a suite such as bookworm, stable or sid), so there is
+  nowhere to fetch the toolchain from. Add your Debian mirror there,
+  $OWN_TOOLCHAIN_HINT."
+  echo "$archive"
+}
+
+# private_apt DIR ARGS...: apt-get with its own sources list, lists and cache under DIR. A sid
+# mirror's Release file may have expired (a snapshot or a mirror that lags): accept it here only.
 private_apt() {
   local dir=$1; shift
   apt-get -q -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts=- \
     -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
-    -o Dir::State::status="$dir/status" -o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"
+    -o Dir::State::status="$dir/status" -o Debug::NoLocking=1 -o APT::Sandbox::User=root \
+    -o Acquire::Check-Valid-Until=false "$@"
 }
 
-# fetch_debs DIR SOURCE_LINE EXTRA_APT_OPTS PACKAGE...: download .debs into DIR/debs.
+# apt_failed WHAT SUITE URI LOG HINT: the error for a failed apt step, naming each package apt
+# could not find, or else quoting apt's own errors.
+apt_failed() {
+  local what=$1 suite=$2 uri=$3 log=$4 hint=$5 missing
+  missing=$(sed -nE -e "s/^E: Unable to locate package (.*)/\1/p" \
+    -e "s/^E: Package '([^']*)' has no installation candidate/\1/p" \
+    -e "s/^E: Can't select candidate version from package ([^ ]*).*/\1/p" \
+    -e "s/^E: Can not find version .* of package (.*)/\1/p" \
+    -e "s/^E: Unable to find a source package for (.*)/\1/p" "$log" | sort -u | tr '\n' ' ')
+  if [ -n "$missing" ]; then
+    die "cannot get $what: no package ${missing% } in suite '$suite' of $uri
+  (Debian may have renamed or removed it, or this mirror does not carry it).
+  Name another mirror in the system's apt sources,
+  $hint."
+  fi
+  die "cannot get $what from suite '$suite' of $uri. apt said:
+$(grep -E '^(E|W|Err):' "$log" | head -8 | sed 's/^/  /')
+  Check the mirror and the network (a proxy goes into apt's own configuration),
+  $hint."
+}
+
+# fetch_debs DIR ENTRY EXTRA_APT_OPTS WHAT HINT PACKAGE...: downloads PACKAGEs into DIR/debs
+# through a private apt configuration in DIR whose list reads "ENTRY main" (ENTRY: "deb URI
+# SUITE", "deb [arch=riscv64] URI SUITE" or "deb-src URI SUITE": then source packages). WHAT
+# names the download in errors, HINT says what to do instead.
 fetch_debs() {
-  local dir=$1 line=$2 opts=$3; shift 3
+  local dir=$1 entry=$2 opts=$3 what=$4 hint=$5; shift 5
+  local words uri suite
+  read -r -a words <<< "$entry"
+  uri=${words[-2]} suite=${words[-1]}
   mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/debs"
-  echo "$line" > "$dir/sources.list"
+  echo "$entry main" > "$dir/sources.list"
   : > "$dir/status"
+  # apt-get update may exit with 0 when an index failed to download: read its errors too.
   # shellcheck disable=SC2086
-  private_apt "$dir" $opts update >/dev/null
+  if ! private_apt "$dir" $opts update > "$dir/update.log" 2>&1 ||
+     grep -qE '^(E|W): (Failed to fetch|The repository|Some index files)' "$dir/update.log"; then
+    apt_failed "$what" "$suite" "$uri" "$dir/update.log" "$hint"
+  fi
+  local get=(download)
+  [ "${words[0]}" = deb-src ] && get=(source --download-only)
   # shellcheck disable=SC2086
-  (cd "$dir/debs" && private_apt "$dir" $opts download "$@" >/dev/null)
+  (cd "$dir/debs" && private_apt "$dir" $opts "${get[@]}" "$@") > "$dir/download.log" 2>&1 ||
+    apt_failed "$what" "$suite" "$uri" "$dir/download.log" "$hint"
 }
 
 # Point every ELF program of the extracted toolchain at the extracted (newer) glibc. --force-rpath
@@ -98,26 +195,95 @@ patch_programs() {
   done
 }
 
+# include_dirs GCC: the folders GCC searches for <...> headers, one a line.
+include_dirs() {
+  "$1" -E -v -x c /dev/null -o /dev/null 2>&1 |
+    sed -n '/^#include <\.\.\.> search starts here:/,/^End of search list/{/^ /s/^ //p}'
+}
+
+# Debian builds its cross compilers for a system root of "/": after the toolchain's own include
+# folders GCC searches the host's /usr/include/riscv64-linux-gnu and /usr/include, so a header
+# the toolchain lacks would silently come from the host. A file named `specs` in GCC's own folder
+# is read in place of the built-in specs: the built-in ones plus -isysroot PREFIX for every
+# preprocessing turn those two places into PREFIX/usr/include/..., inside the toolchain.
+# (-isysroot moves header search only; linking is not affected.)
+write_specs() {
+  local prefix=$1 gcc="$1/usr/bin/riscv64-linux-gnu-gcc-15" dir outside=()
+  local specs="$prefix/usr/lib/gcc-cross/riscv64-linux-gnu/15/specs"
+  rm -f "$specs"
+  { "$gcc" -dumpspecs; printf '*cpp:\n+ -isysroot %s\n\n' "$prefix"; } > "$specs.tmp"
+  mv "$specs.tmp" "$specs"
+  while read -r dir; do
+    case "$(realpath -m "$dir")/" in "$prefix"/*) ;; *) outside+=("$dir") ;; esac
+  done < <(include_dirs "$gcc")
+  [ ${#outside[@]} -eq 0 ] || die "GCC still searches for headers outside $prefix: ${outside[*]}"
+}
+
+# The sysroot's kernel headers (include/linux, include/asm, ...) are links into
+# PREFIX/usr/include and PREFIX/usr/lib/linux/uapi, which TARGET_HEADER_PACKAGES fill. A
+# toolchain made before those were fetched has links that point nowhere: the next run repairs it
+# in place (fetching only these headers), so existing machines need no fresh download.
+install_target_headers() {
+  local top=$1 prefix=$2 stamp="$1/.headers"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$prefix" ]; then return 0; fi
+  local include="$prefix/usr/riscv64-linux-gnu/include" deb dangling
+  if [ -n "$(find "$include" -xtype l -print -quit)" ]; then
+    local archive uri work="$top.tmp"
+    archive=$(system_archive) || exit 1
+    uri=${archive% *}
+    say "fetching the kernel headers for riscv64 (${TARGET_HEADER_PACKAGES[*]}) from $uri (one time)"
+    rm -rf "$work"; cleanup_add "$work"
+    fetch_debs "$work/apt-sid" "deb $uri sid" "" "the kernel headers for riscv64" \
+      "$OWN_TOOLCHAIN_HINT" "${TARGET_HEADER_PACKAGES[@]}"
+    for deb in "$work"/apt-sid/debs/*.deb; do dpkg -x "$deb" "$prefix"; done
+    rm -rf "$work"; cleanup_done "$work"
+  fi
+  dangling=$(find "$include" -xtype l | head -3)
+  [ -z "$dangling" ] || die "links in $include still point nowhere, e.g.
+  ${dangling//$'\n'/$'\n'  }
+  remove $top to fetch the toolchain anew (make distclean),
+  $OWN_TOOLCHAIN_HINT."
+  write_specs "$prefix"
+  echo "$prefix" > "$stamp"
+}
+
 install_toolchain() {
   local top=$1
   local prefix="$top/gcc15" stamp="$top/.complete"
+  case "$prefix" in *[[:space:]]*)
+    die "the toolchain folder '$top' has white space in its path, which GCC's specs and make
+  cannot take: set TOOLCHAIN_DIR to another folder" ;;
+  esac
+  # Two builds sharing DIR (several checkouts, make -j) fetch one at a time; the second finds
+  # the stamps written. The lock is released when this script ends.
+  mkdir -p "$top"
+  if command -v flock >/dev/null; then exec 9> "$top/.lock"; flock 9; fi
   # The stamp records the absolute prefix the programs were patched for and the package lists:
   # a moved tree, or one made from other packages, is redone.
   local want="$prefix ${GCC_PACKAGES[*]} ${RISCV_PACKAGES[*]}"
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
-  command -v dpkg >/dev/null || die "this script needs Debian's dpkg and apt; set CROSS= to use your own toolchain"
-  say "fetching GCC 15 for riscv64, and cmocka and libyaml for riscv64, into $top (one time)"
-  rm -rf "$top.tmp"; mkdir -p "$top.tmp"
-  local work="$top.tmp"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    install_target_headers "$top" "$prefix"
+    return 0
+  fi
+  command -v dpkg >/dev/null || die "fetching the toolchain needs Debian's dpkg and apt,
+  $OWN_TOOLCHAIN_HINT"
+  local archive uri work="$top.tmp"
+  archive=$(system_archive) || exit 1
+  uri=${archive% *}
+  say "fetching GCC 15 for riscv64, and cmocka and libyaml for riscv64, from $uri into $top (one time)"
+  rm -rf "$work"; cleanup_add "$work"; mkdir -p "$work"
 
-  fetch_debs "$work/apt-sid" "deb http://deb.debian.org/debian sid main" "" "${GCC_PACKAGES[@]}"
-  fetch_debs "$work/apt-riscv64" "deb [arch=riscv64] http://deb.debian.org/debian stable main" \
-    "-o APT::Architectures::=riscv64 -o APT::Architecture=riscv64" "${RISCV_PACKAGES[@]}"
+  fetch_debs "$work/apt-sid" "deb $uri sid" "" "GCC 15 for riscv64" "$OWN_TOOLCHAIN_HINT" \
+    "${GCC_PACKAGES[@]}" "${TARGET_HEADER_PACKAGES[@]}"
+  fetch_debs "$work/apt-riscv64" "deb [arch=riscv64] $uri stable" \
+    "-o APT::Architectures::=riscv64 -o APT::Architecture=riscv64" "cmocka for riscv64" \
+    "$OWN_TOOLCHAIN_HINT" "${RISCV_PACKAGES[@]}"
 
   # Extract straight into the final place: the patched interpreter path is absolute. Until the
-  # stamp is written, a half-made tree is simply made again on the next run.
+  # stamp is written the tree counts as half-made: removed if this run stops, made again by the next.
   local deb
-  rm -rf "$prefix"; mkdir -p "$prefix"
+  rm -f "$stamp" "$top/.headers"
+  rm -rf "$prefix"; cleanup_add "$prefix"; mkdir -p "$prefix"
   for deb in "$work"/apt-sid/debs/*.deb; do dpkg -x "$deb" "$prefix"; done
   patch_programs "$prefix"
   # libc.so is a linker script naming /usr/riscv64-linux-gnu/lib/...: point it at this tree.
@@ -135,26 +301,30 @@ install_toolchain() {
   cp -a "$rv"/usr/lib/riscv64-linux-gnu/libcmocka.so* "$sysroot/lib/"
   cp -a "$rv"/usr/include/yaml.h "$sysroot/include/"
   cp -a "$rv"/usr/lib/riscv64-linux-gnu/libyaml.a "$sysroot/lib/"
-  rm -rf "$work"
+  rm -rf "$work"; cleanup_done "$work"
+  install_target_headers "$top" "$prefix"
   echo "$want" > "$stamp"
+  cleanup_done "$prefix"
   say "toolchain ready: $prefix/usr/bin/riscv64-linux-gnu-gcc-15"
 }
 
 # QEMU's TCG plugin API header (version 1, as Debian 12's QEMU 7.2 speaks it) is in no binary
-# package: take it from the source package of the QEMU that runs the plugin.
+# package: take it from the source package of the QEMU that runs the plugin, in the suite the
+# system's sources name.
 install_plugin_header() {
   local top=$1 dest="$1/qemu-plugin/include"
   [ -f "$dest/qemu-plugin.h" ] && return 0
-  local work="$top/apt-src.tmp"
-  rm -rf "$work"; mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/src"
-  echo "deb-src http://deb.debian.org/debian bookworm main" > "$work/sources.list"
+  local work="$top/apt-src.tmp" archive
+  archive=$(system_archive) || exit 1
+  rm -rf "$work"; cleanup_add "$work"
   say "fetching QEMU's plugin header from Debian's qemu source package (one time)"
-  private_apt "$work" update >/dev/null
-  (cd "$work/src" && private_apt "$work" source --download-only qemu >/dev/null)
+  fetch_debs "$work" "deb-src $archive" "" "QEMU's plugin header (source package qemu)" \
+    "or put qemu-plugin.h of QEMU $(qemu-riscv64 --version 2>/dev/null | sed -n '1s/.*version \([0-9.]*\).*/\1/p')
+  (include/qemu/qemu-plugin.h in QEMU's source) into $dest yourself" qemu
   mkdir -p "$dest"
-  tar -xJf "$work"/src/qemu_*.orig.tar.xz -C "$work/src" --wildcards '*/include/qemu/qemu-plugin.h'
-  cp "$work"/src/qemu-*/include/qemu/qemu-plugin.h "$dest/"
-  rm -rf "$work"
+  tar -xJf "$work"/debs/qemu_*.orig.tar.xz -C "$work/debs" --wildcards '*/include/qemu/qemu-plugin.h'
+  cp "$work"/debs/qemu-*/include/qemu/qemu-plugin.h "$dest/"
+  rm -rf "$work"; cleanup_done "$work"
 }
 
 # Debian 12's QEMU 7.2 has no BF16 vector instructions; sid's qemu-user (11.x) has them
@@ -165,19 +335,24 @@ install_sid_qemu() {
   if [ ! -f "$stamp" ] || [ ! -x "$prefix/usr/bin/qemu-riscv64" ]; then
     command -v dpkg >/dev/null || die "fetching sid's QEMU needs Debian's dpkg and apt"
     say "fetching sid's qemu-user (static QEMU with Zvfbfwma) into $prefix (one time)"
-    local work="$top/sid-qemu.tmp" deb
-    rm -rf "$work" "$prefix"; mkdir -p "$work" "$prefix"
-    fetch_debs "$work" "deb http://deb.debian.org/debian sid main" "" qemu-user
+    local work="$top/sid-qemu.tmp" deb archive
+    archive=$(system_archive) || exit 1
+    rm -rf "$work" "$prefix"; cleanup_add "$work"; mkdir -p "$work" "$prefix"
+    fetch_debs "$work" "deb ${archive% *} sid" "" "sid's qemu-user" \
+      "or pass SID_QEMU=/path/to/qemu-riscv64 (one that runs Zvfbfwma)" qemu-user
     for deb in "$work"/debs/qemu-user_*.deb; do dpkg -x "$deb" "$work/root"; done
     # The package holds every target (about 460 MB); only the riscv64 one is kept.
     mkdir -p "$prefix/usr/bin"
     mv "$work/root/usr/bin/qemu-riscv64" "$prefix/usr/bin/"
-    rm -rf "$work"
+    rm -rf "$work"; cleanup_done "$work"
     "$prefix/usr/bin/qemu-riscv64" --version >/dev/null || die "sid's qemu-riscv64 does not run here"
     "$prefix/usr/bin/qemu-riscv64" --version | head -n 1 > "$stamp"
   fi
   echo "$prefix/usr/bin/qemu-riscv64"
 }
+
+# Tests source this file to call its functions one by one; run as a program, it does its job.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
 case "${1:-}" in
   host) install_packages "${HOST_PACKAGES[@]}" ;;
@@ -197,5 +372,10 @@ case "${1:-}" in
     [ $# -eq 2 ] || die "usage: $0 sid-qemu DIR"
     install_sid_qemu "$2"
     ;;
-  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | sid-qemu DIR" ;;
+  archive)
+    [ $# -eq 1 ] || [ $# -eq 3 ] || die "usage: $0 archive [SOURCES_LIST SOURCES_PARTS_DIR]"
+    shift
+    debian_archive "$@"
+    ;;
+  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | sid-qemu DIR | archive [LIST PARTS]" ;;
 esac
