@@ -276,3 +276,5 @@ distclean: clean
 	rm -rf $(TOOLCHAIN_DIR)
 
 FORCE:
+
+include mk/engine.mk

@@ -12,13 +12,16 @@
 #        tools/setup-deps.sh toolchain DIR   the same + GCC 15 and riscv64 cmocka into DIR
 #        tools/setup-deps.sh bench DIR       gnuplot, bc, and QEMU's plugin header (from Debian's
 #                                            qemu source package) into DIR/qemu-plugin
+#        tools/setup-deps.sh engine          python3-torch and python3-numpy, the example engine's
+#                                            PyTorch reference (make test-engine; 655 MiB)
 # On a machine without dpkg/apt nothing is installed: the packages are named instead.
 set -euo pipefail
 
-HOST_PACKAGES=(libyaml-dev libcmocka-dev pkg-config make gcc)
+HOST_PACKAGES=(libyaml-dev libcmocka-dev pkg-config make gcc libjansson-dev)
 QEMU_PACKAGES=(qemu-user clang-19)
 TOOLCHAIN_PACKAGES=(patchelf binutils)
 BENCH_PACKAGES=(gnuplot-nox bc)
+ENGINE_PACKAGES=(python3-torch python3-numpy)
 
 GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-linux-gnu-base
   libgcc-15-dev-riscv64-cross binutils-riscv64-linux-gnu binutils-common libbinutils libctf0
@@ -29,7 +32,8 @@ GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-l
 # <asm/*.h>, which <sched.h> needs under _GNU_SOURCE).
 
 # libyaml: gemm-rvv-bench reads shapes files on the board (linked statically).
-RISCV_PACKAGES=(libcmocka0 libcmocka-dev libyaml-0-2 libyaml-dev)
+# libjansson: the example engine reads config.json and safetensors headers with it.
+RISCV_PACKAGES=(libcmocka0 libcmocka-dev libyaml-0-2 libyaml-dev libjansson4 libjansson-dev)
 
 say() { printf 'setup-deps: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -131,6 +135,8 @@ install_toolchain() {
   cp -a "$rv"/usr/lib/riscv64-linux-gnu/libcmocka.so* "$sysroot/lib/"
   cp -a "$rv"/usr/include/yaml.h "$sysroot/include/"
   cp -a "$rv"/usr/lib/riscv64-linux-gnu/libyaml.a "$sysroot/lib/"
+  cp -a "$rv"/usr/include/jansson*.h "$sysroot/include/"
+  cp -a "$rv"/usr/lib/riscv64-linux-gnu/libjansson.so* "$sysroot/lib/"
   rm -rf "$work"
   echo "$want" > "$stamp"
   say "toolchain ready: $prefix/usr/bin/riscv64-linux-gnu-gcc-15"
@@ -166,5 +172,6 @@ case "${1:-}" in
     install_packages "${BENCH_PACKAGES[@]}" "${QEMU_PACKAGES[@]}"
     install_plugin_header "$2"
     ;;
-  *) die "usage: $0 host | qemu | toolchain DIR | bench DIR" ;;
+  engine) install_packages "${ENGINE_PACKAGES[@]}" ;;
+  *) die "usage: $0 host | qemu | toolchain DIR | bench DIR | engine" ;;
 esac
