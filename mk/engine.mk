@@ -5,7 +5,7 @@
 #                               and build/engine/gemm-rvv-engine linked against it (pkg-config)
 #   make shapes-tool            build/host/gemm-rvv-shapes (host: writes shapes from config.json)
 #   make models                 rewrite models/*.yaml and shapes.yaml from models/*.json
-#   make test-models            check that they are in step (host, a second)
+#   make test-models            check that they are in step, and the writer's bad-input cases (host)
 #   make test-engine            test-models, bad model folders, Qwen3 at VLEN 256 against PyTorch
 #   make check-engine           all three architectures at VLEN 128 and 256 and with
 #                               GEMM_RVV_DISABLE=1, each against PyTorch and bit-identical
@@ -35,6 +35,7 @@ models: $(SHAPES_BIN)
 	@set -e; $(foreach f,$(MODEL_SHAPES),$(SHAPES_BIN) -o $(f) $(SHAPES_ARGS_$(f)); echo "wrote $(f)";)
 
 test-models: $(SHAPES_BIN)
+	@tests/engine/check-shapes-tool.sh $(SHAPES_BIN)
 	@set -e; $(foreach f,$(MODEL_SHAPES),$(SHAPES_BIN) $(SHAPES_ARGS_$(f)) | diff -u $(f) - || \
 	  { echo "error: $(f) is out of step with its config.json: run make models"; exit 1; };) \
 	  echo "models: $(words $(MODEL_SHAPES)) shapes files in step with their config.json"
@@ -59,7 +60,7 @@ engine: $(BUILD)/engine/gemm-rvv-engine
 ENGINE_TEST   := $(BUILD)/engine-test
 comma         := ,
 ENGINE_TEST_PREFIX := $(abspath $(ENGINE_TEST))/install
-ENGINE_PROMPT := 1,17,300,4000,52,9,2048,777
+ENGINE_PROMPT := 1,17,300,4000,52
 ENGINE_STEPS  := 16
 
 engine-deps:

@@ -3,6 +3,8 @@
  * the raw little-endian data. The header is read with jansson. */
 #include "safetensors.h"
 
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>

@@ -113,7 +113,7 @@ def make_broken(out, small_config):
     variant("bad-config", base, dict(small_config, hidden_size="64"))
     variant("truncated", base)
     path = os.path.join(out, "truncated", "model.safetensors")
-    os.truncate(path, os.path.getsize(path) - 100)  # into the last tensor, model.norm.weight
+    os.truncate(path, os.path.getsize(path) - 100)  # into the last tensor, lm_head.weight
     variant("truncated-header", base)
     path = os.path.join(out, "truncated-header", "model.safetensors")
     os.truncate(path, 40)
