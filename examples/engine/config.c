@@ -199,6 +199,10 @@ int model_config_load(const char *path, model_config *out, char *err, size_t err
     if (!r.failed && c.heads % c.kv_heads)
         fail(&r, "\"num_attention_heads\" (%lld) must be a multiple of \"num_key_value_heads\" (%lld)",
              (long long)c.heads, (long long)c.kv_heads);
+    /* Keeps every product the engine forms (cache sizes, offsets) far inside 64 bits. */
+    if (!r.failed && (c.heads * c.head_dim > INT32_MAX || c.layers > 65536))
+        fail(&r, "the model is too large: %lld heads of %lld, %lld layers", (long long)c.heads,
+             (long long)c.head_dim, (long long)c.layers);
     if (!r.failed && c.head_dim % 2)
         fail(&r, "the head dimension must be even for RoPE, got %lld", (long long)c.head_dim);
     json_decref(r.root);

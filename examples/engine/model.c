@@ -41,6 +41,10 @@ int engine_state_init(engine_state *s, const model_config *c, int64_t context, i
     int64_t widest = c->hidden > q ? c->hidden : q;
     widest = widest > c->intermediate ? widest : c->intermediate;
     *s = (engine_state){.context = context, .max_rows = max_rows};
+    /* A cache beyond 2^60 bytes cannot be allocated; refusing it keeps the sizes below exact. */
+    if ((double)c->layers * (double)context * (double)kv * 4.0 > 0x1p60 ||
+        (double)r * (double)widest * 4.0 > 0x1p60)
+        return 1;
     s->k_cache = alloc_floats(c->layers * context * kv);
     s->v_cache = alloc_floats(c->layers * context * kv);
     s->x = alloc_floats(r * c->hidden);
