@@ -4,9 +4,10 @@
 #   vlen=N:disable  the same with GEMM_RVV_DISABLE=1 (every Linear on the scalar fallback).
 # Each run must agree with the reference (tests/engine/reference.py), and all runs of one
 # architecture must give the same tokens and bit-identical logits (the library promises the
-# same bits from kernels and fallback at any VLEN). Runs with kernels must show kernel calls in
-# the counter table; runs with GEMM_RVV_DISABLE=1 must show none. The bad model folders are
-# checked first (check-errors.sh).
+# same bits from kernels and fallback at any VLEN). A reference given the wrong RoPE base must
+# disagree with the first run: the comparison is seen able to fail. Runs with kernels must
+# show kernel calls in the counter table; runs with GEMM_RVV_DISABLE=1 must show none. The bad
+# model folders are checked first (check-errors.sh).
 # Environment: PYTHON, PROMPT (ids, commas), STEPS, LOG_DIR, NATIVE, QEMU_SYSROOT.
 # Usage: tests/engine/check-engine.sh ENGINE MODELS_DIR "ARCH..." "CONFIG..."
 set -u
@@ -44,6 +45,14 @@ for arch in $archs; do
     if [ "$disable" = 0 ] && [ "$calls" = 0 ]; then failures+=("$tag: no Linear ran on a kernel"); fi
     if [ -z "$first" ]; then
       first=$tag first_tokens=$tokens
+      # The comparison must be able to fail: a reference with another RoPE base must disagree.
+      if "$PYTHON" "$here/reference.py" "$models/$arch" --prompt "$PROMPT" --tokens "$tokens" \
+           --logits "$logits" --label "$tag, reference with rope_theta 10000" \
+           --override rope_theta=10000 > "$log.wrong"; then
+        failures+=("$tag: a reference with the wrong rope_theta agreed too")
+      else
+        echo "$tag: a reference with rope_theta 10000 disagrees, as it must: $(grep -m1 FAILED "$log.wrong")"
+      fi
     elif [ "$tokens" != "$first_tokens" ] || ! cmp -s "$logits" "$LOG_DIR/$first.logits"; then
       failures+=("$tag: tokens or logits differ from $first")
     else

@@ -3,6 +3,10 @@
 weights rounded to BF16 as the engine rounds them at load, with activations NOT rounded.
 
   reference.py MODEL_DIR --prompt 1,2,3 --tokens 5,6,7 --logits ENGINE_LOGITS [--label TEXT]
+               [--override KEY=JSON]
+
+--override changes a key of config.json for the reference only: a check that the comparison
+fails on a model that differs from the engine's (check-engine.sh sets rope_theta wrong).
 
 ENGINE_LOGITS holds the engine's FP32 logits for each generated token (steps x vocabulary). The
 reference runs prompt + tokens[:-1] in one causal pass (teacher forcing: a step where a near tie
@@ -125,9 +129,13 @@ def main():
     ap.add_argument("--tokens", required=True, type=ids)
     ap.add_argument("--logits", required=True)
     ap.add_argument("--label", default="")
+    ap.add_argument("--override", action="append", default=[])
     a = ap.parse_args()
     with open(os.path.join(a.model, "config.json")) as f:
         c = json.load(f)
+    for item in a.override:
+        key, value = item.split("=", 1)
+        c[key] = json.loads(value)
     w = {n: torch.from_numpy(t.astype(np.float64)) for n, t in read_folder(a.model).items()}
     steps, vocab = len(a.tokens), c["vocab_size"]
     engine = np.fromfile(a.logits, dtype="<f4")
