@@ -86,7 +86,7 @@ $(ENGINE_TEST)/models/.made: tests/engine/make_models.py tests/engine/safetensor
 
 # check_engine ARCHS, CONFIGS: tests/engine/check-engine.sh with the test's engine and models.
 define check_engine
-	@NATIVE=$(NATIVE) PYTHON=$(ENGINE_PYTHON) PROMPT=$(ENGINE_PROMPT) STEPS=$(ENGINE_STEPS) \
+	@PYTHON=$(ENGINE_PYTHON) PROMPT=$(ENGINE_PROMPT) STEPS=$(ENGINE_STEPS) \
 	  LOG_DIR=$(ENGINE_TEST)/logs tests/engine/check-engine.sh $(ENGINE_TEST)/gemm-rvv-engine \
 	  $(ENGINE_TEST)/models "$(1)" "$(2)"
 endef

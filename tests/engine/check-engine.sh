@@ -8,7 +8,7 @@
 # disagree with the first run: the comparison is seen able to fail. Runs with kernels must
 # show kernel calls in the counter table; runs with GEMM_RVV_DISABLE=1 must show none. The bad
 # model folders are checked first (check-errors.sh).
-# Environment: PYTHON, PROMPT (ids, commas), STEPS, LOG_DIR, NATIVE, QEMU_SYSROOT.
+# Environment: PYTHON, PROMPT (ids, commas), STEPS, LOG_DIR, QEMU_SYSROOT (tools/riscv64-run).
 # Usage: tests/engine/check-engine.sh ENGINE MODELS_DIR "ARCH..." "CONFIG..."
 set -u
 engine=$1 models=$2 archs=$3 configs=$4 here=$(dirname "$0")
@@ -31,7 +31,7 @@ for arch in $archs; do
     echo "=== $arch on $cfg ==="
     start=$(date +%s)
     disable=0; [ "${cfg#*:}" = disable ] && disable=1
-    GEMM_RVV_DISABLE=$disable "$here/run-target.sh" "$vlen" "$engine" "$models/$arch" \
+    GEMM_RVV_DISABLE=$disable "$here/../../tools/riscv64-run" --cpu "vlen=$vlen" "$engine" "$models/$arch" \
       --prompt "$PROMPT" --steps "$STEPS" --logits "$logits" > "$log" 2> "$log.err"
     rc=$?
     cat "$log.err" "$log"

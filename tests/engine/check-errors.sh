@@ -4,7 +4,7 @@
 # they come from must run, so each failure is the defect's doing.
 # Usage: tests/engine/check-errors.sh ENGINE BROKEN_DIR
 set -u
-engine=$1 dir=$2 here=$(dirname "$0")
+engine=$1 dir=$2 run="$(dirname "$0")/../../tools/riscv64-run"
 failed=0
 
 # expect CASE STATUS MESSAGE [ARG]...: the engine on DIR/CASE with ARGs (default: a prompt
@@ -13,7 +13,7 @@ expect() {
   local case=$1 status=$2 message=$3 out rc
   shift 3
   [ $# -gt 0 ] || set -- --prompt 1,2,3 --steps 2
-  out=$("$here/run-target.sh" 256 "$engine" "$dir/$case" "$@" 2>&1)
+  out=$("$run" --cpu vlen=256 "$engine" "$dir/$case" "$@" 2>&1)
   rc=$?
   if [ "$rc" != "$status" ]; then
     echo "FAILED: $case: exit status $rc, expected $status. It said:"; echo "$out" | sed 's/^/  /'
