@@ -1,4 +1,6 @@
-/* BF16, F16 and FP32 conversions for the engine (the library takes BF16 as uint16_t). */
+/* BF16, F16 and FP32 conversions for the engine (the library takes BF16 as uint16_t). The
+ * library's own runtime/bf16.h is internal to it: an engine sees only gemm_rvv.h, so it brings
+ * its own, rounding the same way (to nearest even, as PyTorch does). */
 #ifndef ENGINE_BF16_H
 #define ENGINE_BF16_H
 
