@@ -225,6 +225,7 @@ test: lib
 	@$(MAKE) --no-print-directory test-clang
 	@$(MAKE) --no-print-directory test-target
 	@$(MAKE) --no-print-directory test-board
+	@$(MAKE) --no-print-directory test-engine
 
 # gemm-rvv-bench (bench/board), the tools' queries and the README's commands: mk/board.mk.
 include mk/board.mk
@@ -326,3 +327,6 @@ include mk/toolchain-tests.mk
 
 # The runtime on the host under ThreadSanitizer and AddressSanitizer + UBSan.
 include mk/host-runtime.mk
+
+# The example engine (examples/engine) and its tests.
+include mk/engine.mk

@@ -18,14 +18,17 @@
 #                                            DIR/sid-qemu; prints the qemu-riscv64 path
 #        tools/setup-deps.sh archive [LIST PARTS]  prints "URI SUITE" of the Debian archive the
 #                                            apt sources name (the system's, or the given files)
+#        tools/setup-deps.sh engine          python3-torch and python3-numpy, the example engine's
+#                                            PyTorch reference (make test-engine; 655 MiB)
 # On a machine without dpkg/apt nothing is installed: the packages are named instead.
 set -euo pipefail
 
-HOST_PACKAGES=(libyaml-dev libcmocka-dev pkg-config make gcc)
+HOST_PACKAGES=(libyaml-dev libcmocka-dev pkg-config make gcc libjansson-dev)
 QEMU_PACKAGES=(qemu-user clang-19)
 TOOLCHAIN_PACKAGES=(patchelf binutils)
 BENCH_PACKAGES=(gnuplot-nox bc jq)
 FUZZ_PACKAGES=(clang-19 libclang-rt-19-dev)
+ENGINE_PACKAGES=(python3-torch python3-numpy)
 
 GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-linux-gnu-base
   libgcc-15-dev-riscv64-cross binutils-riscv64-linux-gnu binutils-common libbinutils libctf0
@@ -34,7 +37,8 @@ GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-l
   libgomp1-riscv64-cross libgcc-s1-riscv64-cross)
 
 # libyaml: gemm-rvv-bench reads shapes files on the board (linked statically).
-RISCV_PACKAGES=(libcmocka0 libcmocka-dev libyaml-0-2 libyaml-dev)
+# libjansson: the example engine reads config.json and safetensors headers with it.
+RISCV_PACKAGES=(libcmocka0 libcmocka-dev libyaml-0-2 libyaml-dev libjansson4 libjansson-dev)
 
 # sid's linux-libc-dev-riscv64-cross holds only symbolic links into /usr/include and
 # /usr/lib/linux/uapi/riscv, which this package (Architecture: all) fills; extracted into the
@@ -301,6 +305,8 @@ install_toolchain() {
   cp -a "$rv"/usr/lib/riscv64-linux-gnu/libcmocka.so* "$sysroot/lib/"
   cp -a "$rv"/usr/include/yaml.h "$sysroot/include/"
   cp -a "$rv"/usr/lib/riscv64-linux-gnu/libyaml.a "$sysroot/lib/"
+  cp -a "$rv"/usr/include/jansson*.h "$sysroot/include/"
+  cp -a "$rv"/usr/lib/riscv64-linux-gnu/libjansson.so* "$sysroot/lib/"
   rm -rf "$work"; cleanup_done "$work"
   install_target_headers "$top" "$prefix"
   echo "$want" > "$stamp"
@@ -377,5 +383,6 @@ case "${1:-}" in
     shift
     debian_archive "$@"
     ;;
-  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | sid-qemu DIR | archive [LIST PARTS]" ;;
+  engine) install_packages "${ENGINE_PACKAGES[@]}" ;;
+  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | engine | sid-qemu DIR | archive [LIST PARTS]" ;;
 esac

@@ -1,0 +1,199 @@
+/* gemm-rvv-shapes: writes the shapes file of a Hugging Face model from its config.json, for
+ * gemm-rvv-gen. Every Linear of a decoder block and the lm_head, with M = the decode batch sizes
+ * (--batch) and the prefill lengths (--prefill); the lm_head runs on the last position of a
+ * prompt only, so it gets the batch sizes alone.
+ *
+ *   gemm-rvv-shapes [--batch 1,4] [--prefill 128,512] [--model NAME] [-o FILE] CONFIG
+ *
+ * CONFIG is a config.json or the model folder holding one. Exit status: 0 success, 1 bad
+ * input, 2 bad usage. With -o, nothing is written on error (the file is renamed into place). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+
+enum { MAX_M = 32 };
+
+typedef struct m_list {
+    long values[MAX_M];
+    int count;
+} m_list;
+
+static const char *program = "gemm-rvv-shapes";
+
+static int usage(const char *why)
+{
+    if (why)
+        fprintf(stderr, "%s: %s\n", program, why);
+    fprintf(stderr, "usage: %s [--batch 1,4] [--prefill 128,512] [--model NAME] [-o FILE] "
+                    "CONFIG.json|MODEL_DIR\n", program);
+    return 2;
+}
+
+/* "1,4,16" into an increasing list of positive sizes; 0 on success. */
+static int parse_list(const char *text, m_list *out)
+{
+    out->count = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v <= 0 || v > 2147483647L || (*end && *end != ',') ||
+            out->count == MAX_M || (out->count && v <= out->values[out->count - 1]))
+            return 1;
+        out->values[out->count++] = v;
+        p = *end ? end + 1 : end;
+    }
+    return out->count == 0;
+}
+
+/* The union of two increasing lists, increasing. */
+static m_list merge(const m_list *a, const m_list *b)
+{
+    m_list out = {.count = 0};
+    int i = 0, j = 0;
+    while ((i < a->count || j < b->count) && out.count < MAX_M) {
+        long v;
+        if (j == b->count || (i < a->count && a->values[i] < b->values[j]))
+            v = a->values[i++];
+        else if (i == a->count || b->values[j] < a->values[i])
+            v = b->values[j++];
+        else
+            v = a->values[i++], j++;
+        out.values[out.count++] = v;
+    }
+    return out;
+}
+
+static void print_list(FILE *f, const m_list *m)
+{
+    if (m->count == 1) {
+        fprintf(f, "%ld", m->values[0]);
+        return;
+    }
+    fputc('[', f);
+    for (int i = 0; i < m->count; i++)
+        fprintf(f, "%s%ld", i ? ", " : "", m->values[i]);
+    fputc(']', f);
+}
+
+static void layer(FILE *f, const char *name, int64_t n, int64_t k, const m_list *m)
+{
+    char name_part[64], n_part[32], k_part[32];
+    snprintf(name_part, sizeof name_part, "%s,", name);
+    snprintf(n_part, sizeof n_part, "%lld,", (long long)n);
+    snprintf(k_part, sizeof k_part, "%lld,", (long long)k);
+    fprintf(f, "  - {name: %-10s N: %-8s K: %-6s M: ", name_part, n_part, k_part);
+    print_list(f, m);
+    fputs("}\n", f);
+}
+
+static void write_shapes(FILE *f, const model_config *c, const char *model, const char *source,
+                         const char *batch_text, const char *prefill_text, const m_list *batch,
+                         const m_list *all)
+{
+    const char *who = *model ? model : "This model";
+    fprintf(f, "# %s: %s, hidden %lld, intermediate %lld, %lld layers,\n"
+               "# %lld query heads and %lld key/value heads of %lld, vocabulary %lld.\n",
+            who, c->arch_name, (long long)c->hidden, (long long)c->intermediate,
+            (long long)c->layers, (long long)c->heads, (long long)c->kv_heads,
+            (long long)c->head_dim, (long long)c->vocab);
+    fprintf(f, "# Written from %s, do not edit: regenerate with\n"
+               "#   gemm-rvv-shapes%s%s --batch %s%s%s %s\n"
+               "# M: the decode batch sizes and the prefill lengths; the lm_head runs on the last\n"
+               "# position of a prompt only, so it gets the batch sizes.\n",
+            source, *model ? " --model " : "", model, batch_text,
+            *prefill_text ? " --prefill " : "", prefill_text, source);
+    if (*model)
+        fprintf(f, "model: %s\n", model);
+    fputs("\nlayers:\n", f);
+    int64_t q = model_q_dim(c), kv = model_kv_dim(c);
+    layer(f, "q_proj", q, c->hidden, all);
+    layer(f, "k_proj", kv, c->hidden, all);
+    layer(f, "v_proj", kv, c->hidden, all);
+    layer(f, "o_proj", c->hidden, q, all);
+    layer(f, "gate_proj", c->intermediate, c->hidden, all);
+    layer(f, "up_proj", c->intermediate, c->hidden, all);
+    layer(f, "down_proj", c->hidden, c->intermediate, all);
+    if (c->tied_embeddings)
+        fputs("  # lm_head: tied to embed_tokens (tie_word_embeddings), packed from that matrix\n", f);
+    layer(f, "lm_head", c->vocab, c->hidden, batch);
+}
+
+int main(int argc, char **argv)
+{
+    const char *batch_text = "1", *prefill_text = "", *model = NULL, *output = NULL, *input = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(NULL);
+            return 0;
+        } else if (!strcmp(a, "--batch") && has_value) {
+            batch_text = argv[++i];
+        } else if (!strcmp(a, "--prefill") && has_value) {
+            prefill_text = argv[++i];
+        } else if (!strcmp(a, "--model") && has_value) {
+            model = argv[++i];
+        } else if (!strcmp(a, "-o") && has_value) {
+            output = argv[++i];
+        } else if (a[0] == '-' || input) {
+            char why[300];
+            snprintf(why, sizeof why, "unexpected argument \"%s\"%s", a,
+                     a[0] == '-' && !has_value ? " (or its value is missing)" : "");
+            return usage(why);
+        } else {
+            input = a;
+        }
+    }
+    if (!input)
+        return usage("no config.json given");
+    m_list batch, prefill = {.count = 0};
+    if (parse_list(batch_text, &batch))
+        return usage("--batch takes increasing positive sizes, such as 1,4");
+    if (*prefill_text && parse_list(prefill_text, &prefill))
+        return usage("--prefill takes increasing positive lengths, such as 128,512");
+
+    char path[4096];
+    struct stat st;
+    int is_dir = stat(input, &st) == 0 && S_ISDIR(st.st_mode);
+    snprintf(path, sizeof path, is_dir ? "%s/config.json" : "%s", input);
+    model_config c;
+    char err[512];
+    if (model_config_load(path, &c, err, sizeof err)) {
+        fprintf(stderr, "%s: error: %s\n", program, err);
+        return 1;
+    }
+    /* The model's name: --model, else the last part of "_name_or_path". */
+    if (!model) {
+        const char *slash = strrchr(c.name_or_path, '/');
+        model = slash ? slash + 1 : c.name_or_path;
+    }
+    m_list all = merge(&batch, &prefill);
+
+    char tmp[4200];
+    FILE *f = stdout;
+    if (output) {
+        snprintf(tmp, sizeof tmp, "%s.tmp", output);
+        f = fopen(tmp, "w");
+        if (!f) {
+            fprintf(stderr, "%s: error: cannot write %s: %s\n", program, tmp, strerror(errno));
+            return 1;
+        }
+    }
+    write_shapes(f, &c, model, path, batch_text, prefill_text, &batch, &all);
+    if (output) {
+        if (fclose(f) || rename(tmp, output)) {
+            fprintf(stderr, "%s: error: cannot write %s: %s\n", program, output, strerror(errno));
+            remove(tmp);
+            return 1;
+        }
+    } else if (fflush(stdout)) {
+        return 1;
+    }
+    return 0;
+}
