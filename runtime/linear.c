@@ -1,6 +1,9 @@
 /* The public Linear calls: argument checks, the choice between a plan and the fallback, the
  * scratch a call takes before it writes anything, and the split of the columns over the
  * worker threads. */
+/* For PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP: without it glibc's rwlock prefers readers,
+ * and callers calling back to back keep a weight update waiting for ever. */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -296,7 +299,16 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
     } else {
         obj->plain = gr_alloc_aligned(obj->n * obj->k * sizeof(uint16_t));
     }
-    if ((!obj->packed && !obj->plain) || pthread_rwlock_init(&obj->lock, NULL) != 0) {
+    int lock_ok = 0;
+    pthread_rwlockattr_t attr;
+    if ((obj->packed || obj->plain) && pthread_rwlockattr_init(&attr) == 0) {
+#ifdef PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
+        pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+        lock_ok = pthread_rwlock_init(&obj->lock, &attr) == 0;
+        pthread_rwlockattr_destroy(&attr);
+    }
+    if (!lock_ok) {
         free(obj->packed);
         free(obj->plain);
         free(obj);
