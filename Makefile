@@ -268,6 +268,7 @@ $(PLUGIN): bench/insn_count.c | bench-deps
 	  -shared $< -o $@
 
 $(BUILD)/bench/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) bench/shapes-bench.yaml
+	@mkdir -p $(BUILD)/bench
 	$(GEN_BIN) --explain -o $(BUILD)/bench/gen bench/shapes-bench.yaml > $(BUILD)/bench/explain.txt
 
 $(BENCH_LIB): $(BUILD)/bench/gen/manifest.json $(BUILD)/probe.ok FORCE

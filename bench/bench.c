@@ -62,9 +62,13 @@ int main(int argc, char **argv)
         if (!packed)
             return 1;
         gr_pack(w, n, k, k, pw, packed);
-        /* One thread: the blocking for a whole L2, as the runtime picks it. */
+        /* One thread: the blocking for a whole L2, as the runtime picks it, unless
+         * GEMM_RVV_BLOCKING=shared asks for a core's share of it. */
+        const char *share = getenv("GEMM_RVV_BLOCKING");
         struct gr_drive d;
-        gr_drive_init(&d, plan, GR_L2_ALONE, plan->variant->vlenb(), pw);
+        memset(&d, 0, sizeof d);
+        gr_drive_init(&d, plan, share && strcmp(share, "shared") == 0 ? GR_L2_SHARED : GR_L2_ALONE,
+                      plan->variant->vlenb(), pw, is_packed);
         d.x = x;
         d.ldx = k;
         d.rows = m;
