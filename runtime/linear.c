@@ -302,7 +302,7 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
     int lock_ok = 0;
     pthread_rwlockattr_t attr;
     if ((obj->packed || obj->plain) && pthread_rwlockattr_init(&attr) == 0) {
-#ifdef PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
+#if defined(__GLIBC__) /* an enum constant there, not a macro */
         pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 #endif
         lock_ok = pthread_rwlock_init(&obj->lock, &attr) == 0;
