@@ -225,12 +225,13 @@ static gemm_rvv_status run_fallback(struct call *c, const uint16_t *x, size_t m,
         gr_scratch_give_back(&c->scratch);
         return GEMM_RVV_ERR_NOMEM;
     }
+    void *y = c->y;
     c->w = w;
     c->x_f = c->scratch.block[0];
     for (size_t row = 0; row < m; row += block) {
         c->rows = m - row < block ? m - row : block;
         gr_widen_rows(x + row * ldx, c->rows, ldx, w->k, c->scratch.block[0]);
-        c->y = row_of(c->y, row ? block : 0, c->ldy, c->y_bf16);
+        c->y = row_of(y, row, c->ldy, c->y_bf16);
         gr_parallel_for(pieces, fallback_piece, c);
     }
     gr_scratch_give_back(&c->scratch);

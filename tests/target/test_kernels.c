@@ -17,11 +17,10 @@
 #include "activations.h"
 #include "bf16.h"
 #include "cpu.h"
-#include "driver.h"
+#include "drive_once.h"
 #include "fallback.h"
 #include "gr_contract.h"
 #include "pack.h"
-#include "scratch.h"
 #include "testdata.h"
 
 /* The M values the test shapes list; each kernel is run at those its bucket serves. */
@@ -124,23 +123,9 @@ static uint32_t y_bits(const void *y, int y_bf16, size_t i)
 static void run_kernel(const struct problem *p, const struct gr_plan *plan, int packed,
                        int share, struct variant v, void *y, size_t col_begin, size_t col_end)
 {
-    struct gr_drive d;
-    memset(&d, 0, sizeof d);
-    gr_drive_init(&d, plan, share, plan->variant->vlenb(), p->panel_width, packed);
-    d.x = p->x;
-    d.ldx = p->ldx;
-    d.rows = p->m;
-    d.packed = packed ? p->packed : NULL;
-    d.plain = packed ? NULL : p->w;
-    d.ldw = p->ldw;
-    d.bias = v.bias ? p->bias : NULL;
-    d.y = y;
-    d.ldy = p->ldy;
-    d.y_bf16 = v.y_bf16;
-    void *scratch = gr_alloc_aligned(gr_drive_bytes(&d));
-    assert_non_null(scratch);
-    gr_drive_columns(&d, col_begin, col_end, scratch);
-    free(scratch);
+    struct drive_operands o = {p->x, p->ldx, p->m, packed ? p->packed : NULL, p->w, p->ldw,
+                               p->panel_width, v.bias ? p->bias : NULL, y, p->ldy, v.y_bf16};
+    drive_once(plan, share, &o, col_begin, col_end);
 }
 
 static void run_fallback(const struct problem *p, struct variant v, void *y)

@@ -19,11 +19,10 @@
 #include "activations.h"
 #include "bf16.h"
 #include "cpu.h"
-#include "driver.h"
+#include "drive_once.h"
 #include "fallback.h"
 #include "gr_contract.h"
 #include "pack.h"
-#include "scratch.h"
 #include "testdata.h"
 
 struct slice {
@@ -68,24 +67,11 @@ static void slice_free(struct slice *s)
 
 static float *run_plan(const struct slice *s, int packed, int share)
 {
-    struct gr_drive d;
-    memset(&d, 0, sizeof d);
-    gr_drive_init(&d, s->plan, share, s->plan->variant->vlenb(), s->panel_width, packed);
-    d.x = s->x;
-    d.ldx = s->ldx;
-    d.rows = s->m;
-    d.packed = packed ? s->packed : NULL;
-    d.plain = packed ? NULL : s->w;
-    d.ldw = s->ldw;
-    d.bias = s->bias;
     float *y = calloc(s->m * s->ldy, sizeof *y);
-    void *scratch = gr_alloc_aligned(gr_drive_bytes(&d));
     assert_non_null(y);
-    assert_non_null(scratch);
-    d.y = y;
-    d.ldy = s->ldy;
-    gr_drive_columns(&d, 0, s->cols, scratch);
-    free(scratch);
+    struct drive_operands o = {s->x, s->ldx, s->m, packed ? s->packed : NULL, s->w, s->ldw,
+                               s->panel_width, s->bias, y, s->ldy, 0};
+    drive_once(s->plan, share, &o, 0, s->cols);
     return y;
 }
 

@@ -1,0 +1,33 @@
+#include "drive_once.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "driver.h"
+#include "scratch.h"
+
+void drive_once(const struct gr_plan *plan, int share, const struct drive_operands *o,
+                size_t col_begin, size_t col_end)
+{
+    struct gr_drive d;
+    memset(&d, 0, sizeof d);
+    gr_drive_init(&d, plan, share, plan->variant->vlenb(), o->panel_width, o->packed != NULL);
+    d.x = o->x;
+    d.ldx = o->ldx;
+    d.rows = o->rows;
+    d.packed = o->packed;
+    d.plain = o->packed ? NULL : o->plain;
+    d.ldw = o->ldw;
+    d.bias = o->bias;
+    d.y = o->y;
+    d.ldy = o->ldy;
+    d.y_bf16 = o->y_bf16;
+    void *scratch = gr_alloc_aligned(gr_drive_bytes(&d));
+    assert_non_null(scratch);
+    gr_drive_columns(&d, col_begin, col_end, scratch);
+    free(scratch);
+}

@@ -1,0 +1,28 @@
+/* One call of a plan's loops (runtime/driver.c) outside the API, as a worker runs them: the
+ * kernel tests drive a plan with a chosen blocking and weight layout. */
+#ifndef DRIVE_ONCE_H
+#define DRIVE_ONCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gr_contract.h"
+
+struct drive_operands {
+    const uint16_t *x;
+    size_t ldx, rows;
+    const uint32_t *packed; /* packed weights, or NULL: then plain [N, K] rows */
+    const uint16_t *plain;
+    size_t ldw, panel_width;
+    const float *bias;
+    void *y;
+    size_t ldy;
+    int y_bf16;
+};
+
+/* Computes Y's columns [col_begin, col_end) with the blocking of L2 share `share`, in scratch
+ * of its own (fails the test when it cannot allocate it). */
+void drive_once(const struct gr_plan *plan, int share, const struct drive_operands *o,
+                size_t col_begin, size_t col_end);
+
+#endif
