@@ -13,6 +13,7 @@
 #include "cpu.h"
 #include "driver.h"
 #include "fallback.h"
+#include "isa.h"
 #include "pack.h"
 #include "registry_lookup.h"
 
@@ -61,14 +62,16 @@ int main(int argc, char **argv)
         uint32_t *packed = aligned_alloc(64, (gr_packed_words(n, k, pw) * 4 + 63) / 64 * 64);
         if (!packed)
             return 1;
-        gr_pack(w, n, k, k, pw, packed);
+        const struct gr_variant *isa = gr_isa_variant();
+        gr_pack(w, n, k, k, pw, isa->layout, packed);
         /* One thread: the blocking for a whole L2, as the runtime picks it, unless
          * GEMM_RVV_BLOCKING=shared asks for a core's share of it. */
         const char *share = getenv("GEMM_RVV_BLOCKING");
         struct gr_drive d;
         memset(&d, 0, sizeof d);
-        gr_drive_init(&d, plan, share && strcmp(share, "shared") == 0 ? GR_L2_SHARED : GR_L2_ALONE,
-                      plan->variant->vlenb(), pw, is_packed);
+        gr_drive_init(&d, plan, isa,
+                      share && strcmp(share, "shared") == 0 ? GR_L2_SHARED : GR_L2_ALONE, pw,
+                      is_packed);
         d.x = x;
         d.ldx = k;
         d.rows = m;
@@ -85,7 +88,7 @@ int main(int argc, char **argv)
         gr_drive_columns(&d, 0, cols, scratch);
         printf("kernel=%s\n", plan->name);
     } else if (strcmp(path, "fallback") == 0) {
-        struct gr_weight_view view = {NULL, 0, w, k, n, k};
+        struct gr_weight_view view = {NULL, 0, 0, w, k, n, k};
         float *col = malloc(GR_FALLBACK_COLS * k * sizeof *col);
         float *rows = malloc(m * k * sizeof *rows);
         if (!col || !rows)

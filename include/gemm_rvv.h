@@ -133,9 +133,9 @@ void gemm_rvv_release_memory(void);
 /* ---- ISA variant ---------------------------------------------------------------------------
  * Kernels come in variants: "base" (RVV 1.0: BF16 widened with integer instructions, multiplied
  * in FP32; every core with V, e.g. the SpacemiT K1) and "zvfbfwma" (BF16 multiplied directly by
- * vfwmaccbf16; cores with Zvfbfwma, e.g. SpacemiT K3, SiFive P870 and X390). This version
- * detects Zvfbfwma but generates base kernels only, which run on those cores as well, so
- * gemm_rvv_isa() says "base" there (gemm_rvv_counters_print says what was detected). The
+ * vfwmaccbf16; cores with Zvfbfwma, e.g. SpacemiT K3, SiFive P870 and X390). Every plan of a
+ * build has both; they give the same bits. A weight object packs its weights for the variant
+ * chosen, which gemm_rvv_isa() and the first line of gemm_rvv_counters_print name. The
  * choice is made once per process, at the first call into the library: the best variant the
  * core has, found with riscv_hwprobe (Linux >= 6.15 reports Zvfbfwma), else the "isa" line of
  * /proc/cpuinfo. GEMM_RVV_ISA in the environment forces one, for debugging:
@@ -147,8 +147,8 @@ void gemm_rvv_release_memory(void);
  * every weight_create, weight_update and linear call returns GEMM_RVV_ERR_ISA, writing nothing.
  * A core without V runs the base variant, i.e. the scalar fallback (gemm_rvv_kernels_active). */
 
-/* The variant that serves: "base", or "none" (GEMM_RVV_ISA cannot be honoured here); "zvfbfwma"
- * once the build has such kernels. Never NULL. */
+/* The variant that serves: "base", "zvfbfwma", or "none" (GEMM_RVV_ISA cannot be honoured
+ * here). Never NULL. */
 const char *gemm_rvv_isa(void);
 
 /* GEMM_RVV_OK, or GEMM_RVV_ERR_ISA when gemm_rvv_isa() says "none". */

@@ -5,6 +5,9 @@
 # The runtime is built with TARGET_CFLAGS (the base ISA, rv64gc: it must run on a core
 # without V, and GCC vectorises plain C on its own when V is allowed); only the generated
 # objects get KERNEL_CFLAGS (rv64gcv), and the runtime calls them only where the core has V.
+# The Zvfbfwma variant's tiles get -march=$(ZVFBFWMA_MARCH) instead, and the runtime calls
+# them only where the core has Zvfbfwma.
+ZVFBFWMA_MARCH ?= rv64gcv_zvfbfwma
 
 GEN_SRCS := $(sort $(wildcard $(GEN_DIR)/*.c))
 RT_SRCS  := $(sort $(wildcard runtime/*.c))
@@ -22,6 +25,12 @@ $(OBJ_DIR)/gen/%.o: $(GEN_DIR)/%.c $(GEN_DIR)/gr_contract.h
 	@mkdir -p $(@D)
 	@echo "  CC  $<"
 	@$(TARGET_CC) $(KERNEL_CFLAGS) $(CPPFLAGS) -c $< -o $@
+
+$(OBJ_DIR)/gen/bf16_tiles_zvfbfwma.o: $(GEN_DIR)/bf16_tiles_zvfbfwma.c $(GEN_DIR)/gr_contract.h
+	@mkdir -p $(@D)
+	@echo "  CC  $< (-march=$(ZVFBFWMA_MARCH))"
+	@$(TARGET_CC) $(filter-out -march=%,$(KERNEL_CFLAGS)) -march=$(ZVFBFWMA_MARCH) $(CPPFLAGS) \
+	  -c $< -o $@
 
 $(OBJ_DIR)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h include/*.h) $(GEN_DIR)/gr_contract.h
 	@mkdir -p $(@D)

@@ -1,6 +1,6 @@
 /* The loops around the micro-kernels, written once for every plan (BLIS's loops around its
  * micro-kernel, IREE's mmt4d outer loop): column blocks > K blocks > strips and row tiles in
- * the plan's order. Built for the base ISA: only the plan's micro-kernels run vector code. */
+ * the plan's order. Built for the base ISA: only the variant's micro-kernels run vector code. */
 #ifndef GEMM_RVV_DRIVER_H
 #define GEMM_RVV_DRIVER_H
 
@@ -12,13 +12,15 @@
 /* One block of rows of one call, as the driver walks it. */
 struct gr_drive {
     const struct gr_plan *plan;
+    const struct gr_variant *variant; /* whose tiles run, on weights in its layout */
+    const gr_tile_fn *tiles;     /* the variant's tiles of the plan's LMUL */
     struct gr_blocking blocking; /* the plan's, for the L2 share this call runs with */
     size_t strip;                /* columns per strip: VLMAX(e32, plan->lmul) */
     size_t panel_width;          /* columns per panel of packed weights */
     size_t col_block, k_block;   /* rounded to whole panels; K for a single block */
     const uint16_t *x;           /* the block's first row of X */
     size_t ldx, rows;            /* rows <= plan->bucket */
-    const uint32_t *packed;      /* packed weights, or NULL for plain ones */
+    const void *packed;          /* packed weights in the variant's layout, or NULL for plain */
     const uint16_t *plain;       /* plain [N, K] weights, row stride ldw */
     size_t ldw;
     const float *bias;
@@ -27,10 +29,11 @@ struct gr_drive {
     int y_bf16;
 };
 
-/* Fills in the block sizes of d from its plan and the blocking of L2 share `share`
- * (GR_L2_ALONE or GR_L2_SHARED), for packed or plain weights; the caller sets the operands. */
-void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan, int share, size_t vlenb,
-                   size_t panel_width, int packed);
+/* Fills in the block sizes of d from its plan, the variant that runs it and the blocking of L2
+ * share `share` (GR_L2_ALONE or GR_L2_SHARED), for packed or plain weights; the caller sets
+ * the operands. */
+void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
+                   const struct gr_variant *variant, int share, size_t panel_width, int packed);
 
 /* Bytes of one strip's packed words on plain weights, at most: the driver packs a strip of a
  * K block at a time and the tiles read it back at once, so it must stay in L1 (half of a

@@ -3,19 +3,25 @@
 #include <math.h>
 
 #include "bf16.h"
+#include "pack.h"
 
 static void widen_column(const struct gr_weight_view *w, size_t n, float *col)
 {
     const size_t k = w->k;
-    if (w->packed) {
+    const size_t pw = w->panel_width, pairs = (k + 1) / 2;
+    if (w->packed && w->layout == GR_LAYOUT_PAIRS) {
         /* Column n's words: one per k-pair, a panel row apart. */
-        const size_t pw = w->panel_width, pairs = (k + 1) / 2;
-        const uint32_t *word = w->packed + n / pw * pairs * pw + n % pw;
+        const uint32_t *word = (const uint32_t *)w->packed + n / pw * pairs * pw + n % pw;
         for (size_t j = 0; j < k; j += 2, word += pw) {
             col[j] = gr_bf16_to_f32((uint16_t)*word);
             if (j + 1 < k)
                 col[j + 1] = gr_bf16_to_f32((uint16_t)(*word >> 16));
         }
+    } else if (w->packed) {
+        /* Column n's weights: one per k, a panel row apart. */
+        const uint16_t *half = (const uint16_t *)w->packed + n / pw * 2 * pairs * pw + n % pw;
+        for (size_t j = 0; j < k; j++, half += pw)
+            col[j] = gr_bf16_to_f32(*half);
     } else {
         const uint16_t *row = w->plain + n * w->ldw;
         for (size_t j = 0; j < k; j++)

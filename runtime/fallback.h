@@ -5,10 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Where the fallback reads W: packed words (packed != NULL, the kernels' layout) or a plain
- * [n, k] array. */
+/* Where the fallback reads W: packed weights (packed != NULL, in the layout of the variant
+ * that packed them: enum gr_layout) or a plain [n, k] array. */
 struct gr_weight_view {
-    const uint32_t *packed;
+    const void *packed;
+    uint32_t layout;
     size_t panel_width;
     const uint16_t *plain;
     size_t ldw;

@@ -234,12 +234,14 @@ const char *gr_isa_reason(void)
     return chosen.reason;
 }
 
-/* The variant that serves. Every plan of this build uses the base micro-kernels (the
- * Zvfbfwma ones are not written yet: issue 11), so a core with Zvfbfwma is detected and
- * reported (gr_isa_reason) but served by the base variant, which runs there too. */
+const struct gr_variant *gr_isa_variant(void)
+{
+    return gr_isa_selected() == GR_ISA_ZVFBFWMA ? &gr_variant_zvfbfwma : &gr_variant_base;
+}
+
 const char *gemm_rvv_isa(void)
 {
-    return gr_isa_name(gr_isa_selected() == GR_ISA_NONE ? GR_ISA_NONE : GR_ISA_BASE);
+    return gr_isa_name(gr_isa_selected());
 }
 
 gemm_rvv_status gemm_rvv_isa_status(void)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "gemm_rvv.h"
+#include "gr_contract.h"
 
 enum gr_isa {
     GR_ISA_BASE = 0,     /* RVV 1.0: BF16 widened with integer ops, multiplied in FP32 */
@@ -35,6 +36,10 @@ const struct gr_isa_caps *gr_isa_caps(void);
  * and GEMM_RVV_OK or GEMM_RVV_ERR_ISA to go with it. */
 enum gr_isa gr_isa_selected(void);
 gemm_rvv_status gr_isa_status(void);
+
+/* The micro-kernels of the selected variant: the Zvfbfwma ones when it is GR_ISA_ZVFBFWMA,
+ * else the base ones (which only run where the core has V). Weights are packed in its layout. */
+const struct gr_variant *gr_isa_variant(void);
 
 /* One line in words for logs: the variant, and why ("zvfbfwma: riscv_hwprobe reports
  * Zvfbfwma", "none: GEMM_RVV_ISA=zvfbfwma, but this core lacks Zvfbfwma (...)"). */

@@ -28,9 +28,11 @@
 
 struct gemm_rvv_weight {
     size_t n, k;
-    /* The kernels' packed layout when this build has a plan for (N, K) and the core has V;
-     * else a plain [N, K] copy (row stride K) for the fallback. 64-byte aligned. */
+    /* The packed layout of the variant that serves (gr_isa_variant) when this build has a plan
+     * for (N, K) and the core has V; else a plain [N, K] copy (row stride K) for the fallback.
+     * 64-byte aligned. */
     uint32_t *packed;
+    uint32_t layout;
     size_t panel_width;
     uint16_t *plain;
     /* Calls hold it shared, update holds it exclusive: no call sees half-packed values. */
@@ -192,7 +194,8 @@ static gemm_rvv_status run_plan(struct call *c, const struct gr_plan *plan, cons
     int share = forced_share >= 0 ? forced_share
                                   : gr_threads_get() > 1 ? GR_L2_SHARED : GR_L2_ALONE;
     struct gr_drive *d = &c->drive;
-    gr_drive_init(d, plan, share, plan->variant->vlenb(), panel_width, w->packed != NULL);
+    /* The variant is chosen once per process: packed weights are in its layout. */
+    gr_drive_init(d, plan, gr_isa_variant(), share, panel_width, w->packed != NULL);
     d->ldx = ldx;
     d->packed = w->packed;
     d->plain = w->plain;
@@ -266,7 +269,7 @@ static gemm_rvv_status run(const uint16_t *x, size_t m, size_t ldx,
 static void store_weights(struct gemm_rvv_weight *obj, const uint16_t *w, size_t ldw)
 {
     if (obj->packed) {
-        gr_pack(w, obj->n, obj->k, ldw, obj->panel_width, obj->packed);
+        gr_pack(w, obj->n, obj->k, ldw, obj->panel_width, obj->layout, obj->packed);
         return;
     }
     for (size_t row = 0; row < obj->n; row++)
@@ -291,6 +294,7 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
     gr_find_plans(obj->n, obj->k, &obj->plans);
     if (obj->plans.count > 0 && gr_cpu_has_vector()) {
         obj->panel_width = gr_panel_width();
+        obj->layout = gr_isa_variant()->layout;
         size_t words = gr_packed_words(obj->n, obj->k, obj->panel_width);
         if (words == 0) {
             free(obj);
@@ -360,8 +364,9 @@ gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
                                    y_type);
     if (s != GEMM_RVV_OK)
         return s;
-    struct gr_weight_view view = {weight->packed, weight->panel_width, weight->plain,
-                                  weight->k, weight->n, weight->k};
+    struct gr_weight_view view = {weight->packed,       weight->layout, weight->panel_width,
+                                  weight->plain,        weight->k,      weight->n,
+                                  weight->k};
     pthread_rwlock_t *lock = (pthread_rwlock_t *)&weight->lock;
     pthread_rwlock_rdlock(lock);
     s = run(x, (size_t)m, (size_t)ldx, &view, &weight->plans,
@@ -386,6 +391,6 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
         return s;
     struct gr_shape_plans plans;
     gr_find_plans((uint64_t)n, (uint64_t)k, &plans);
-    struct gr_weight_view view = {NULL, 0, w, (size_t)ldw, (size_t)n, (size_t)k};
+    struct gr_weight_view view = {NULL, 0, 0, w, (size_t)ldw, (size_t)n, (size_t)k};
     return run(x, (size_t)m, (size_t)ldx, &view, &plans, NULL, bias, y, (size_t)ldy, y_type);
 }

@@ -1,21 +1,36 @@
-/* The packed weight layout the micro-kernels read (gr_contract.h): panels of panel_width
- * columns, each (K + 1) / 2 rows of 32-bit words holding two k-adjacent BF16 weights of one
- * column, zero past N and K. Scalar code, done once per weight object. */
+/* The packed weight layouts the micro-kernels read (enum gr_layout in gr_contract.h): panels
+ * of panel_width columns, (K + 1) / 2 * 4 bytes per column in either layout, zero past N and
+ * K; inside a panel, 32-bit words of a k-pair (GR_LAYOUT_PAIRS, the base variant's) or BF16
+ * rows of one k (GR_LAYOUT_ROWS, Zvfbfwma's). Scalar code, done once per weight object. */
 #ifndef GEMM_RVV_PACK_H
 #define GEMM_RVV_PACK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Words of the packed form of an [n, k] weight; 0 when that overflows size_t. */
+#include "gr_contract.h"
+
+/* Bytes of one element of a layout, and its rows for kc k (one per k-pair, or per k). */
+static inline size_t gr_layout_bytes(uint32_t layout)
+{
+    return layout == GR_LAYOUT_PAIRS ? 4 : 2;
+}
+
+static inline size_t gr_layout_rows(uint32_t layout, size_t kc)
+{
+    return layout == GR_LAYOUT_PAIRS ? (kc + 1) / 2 : kc;
+}
+
+/* 32-bit words of the packed form of an [n, k] weight (either layout); 0 when that overflows
+ * size_t. */
 size_t gr_packed_words(size_t n, size_t k, size_t panel_width);
 
-/* Packs W (n rows of k, row stride ldw) into out (gr_packed_words() words), zero past n and k. */
+/* Packs W (n rows of k, row stride ldw) into out (gr_packed_words() words) in `layout`. */
 void gr_pack(const uint16_t *w, size_t n, size_t k, size_t ldw, size_t panel_width,
-             uint32_t *out);
+             uint32_t layout, void *out);
 
-/* W[row, col] read back from packed words. */
-uint16_t gr_packed_get(const uint32_t *packed, size_t k, size_t panel_width, size_t row,
-                       size_t col);
+/* W[row, col] read back from packed weights. */
+uint16_t gr_packed_get(const void *packed, uint32_t layout, size_t k, size_t panel_width,
+                       size_t row, size_t col);
 
 #endif

@@ -11,7 +11,9 @@ if ! command -v "$clang" >/dev/null; then
 fi
 ok=0 bad=0
 for src in "$@"; do
-  if "$clang" --target=riscv64-linux-gnu -march=rv64gcv -std=c11 -O2 -Wall -Wextra -Werror \
+  march=rv64gcv
+  case $src in *zvfbfwma*) march=rv64gcv_zvfbfwma ;; esac # as mk/lib.mk builds it
+  if "$clang" --target=riscv64-linux-gnu -march=$march -std=c11 -O2 -Wall -Wextra -Werror \
        -ffreestanding -D_POSIX_C_SOURCE=200809L -D_ISOC11_SOURCE -Iruntime -Iinclude ${CLANG_INCLUDE:-} \
        -fsyntax-only "$src"; then ok=$((ok + 1)); else
     bad=$((bad + 1)); echo "CLANG FAILED: $src"; fi

@@ -179,7 +179,7 @@ static void test_generate_and_manifest(void **state)
     char *plan = read_file("out/bf16_gemm_m4_n4096_k4096.c");
     assert_non_null(plan);
     assert_non_null(strstr(plan, " * Serves (layer M): q_proj 4."));
-    assert_non_null(strstr(plan, "    .tiles = gr_bf16_tiles_m4_base,\n"));
+    assert_non_null(strstr(plan, "    .tile_rows = 4,\n    .lmul = 4,\n"));
     assert_non_null(strstr(plan, "        [GR_L2_ALONE] = {.order = GR_ORDER_STRIPS, .k_block = "));
     free(plan);
     char *tiles = read_file("out/bf16_tiles_base.c");
@@ -188,6 +188,20 @@ static void test_generate_and_manifest(void **state)
     assert_null(strstr(tiles, "${")); /* every placeholder filled */
     assert_null(strstr(tiles, "\n$"));
     free(tiles);
+    /* Each variant's tiles of every plan's shape, and its struct naming them. */
+    static const char *const variants[] = {"base", "zvfbfwma"};
+    for (int i = 0; i < 2; i++) {
+        char path[64], want[128];
+        snprintf(path, sizeof path, "out/bf16_tiles_%s.c", variants[i]);
+        tiles = read_file(path);
+        assert_non_null(tiles);
+        snprintf(want, sizeof want, "static void gr_bf16_tile_r13_m2_%s(", variants[i]);
+        assert_non_null(strstr(tiles, want));
+        snprintf(want, sizeof want, "const struct gr_variant gr_variant_%s = {\n", variants[i]);
+        assert_non_null(strstr(tiles, want));
+        assert_null(strstr(tiles, "${"));
+        free(tiles);
+    }
     char *registry = read_file("out/registry.c");
     assert_non_null(strstr(registry, "    &gr_plan_bf16_gemm_m4_n4096_k4096,\n"));
     free(registry);
@@ -201,8 +215,8 @@ static void test_deterministic(void **state)
     free(out);
     assert_int_equal(gen("-o two shapes.yaml", &out), 0);
     free(out);
-    /* 3 plans, the micro-kernels, the contract header, registry, manifest */
-    assert_int_equal(same_folders("one", "two"), 7);
+    /* 3 plans, two variants' micro-kernels, the contract header, registry, manifest */
+    assert_int_equal(same_folders("one", "two"), 8);
 }
 
 /* Bad input exits 1, writes nothing and leaves an earlier output as it was. */

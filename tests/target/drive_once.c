@@ -8,14 +8,15 @@
 #include <cmocka.h>
 
 #include "driver.h"
+#include "isa.h"
 #include "scratch.h"
 
-void drive_once(const struct gr_plan *plan, int share, const struct drive_operands *o,
-                size_t col_begin, size_t col_end)
+void drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int share,
+                const struct drive_operands *o, size_t col_begin, size_t col_end)
 {
     struct gr_drive d;
     memset(&d, 0, sizeof d);
-    gr_drive_init(&d, plan, share, plan->variant->vlenb(), o->panel_width, o->packed != NULL);
+    gr_drive_init(&d, plan, variant, share, o->panel_width, o->packed != NULL);
     d.x = o->x;
     d.ldx = o->ldx;
     d.rows = o->rows;
@@ -30,4 +31,13 @@ void drive_once(const struct gr_plan *plan, int share, const struct drive_operan
     assert_non_null(scratch);
     gr_drive_columns(&d, col_begin, col_end, scratch);
     free(scratch);
+}
+
+size_t runnable_variants(const struct gr_variant *out[2])
+{
+    size_t n = 0;
+    out[n++] = &gr_variant_base;
+    if (gr_isa_caps()->zvfbfwma)
+        out[n++] = &gr_variant_zvfbfwma;
+    return n;
 }

@@ -11,7 +11,7 @@
 struct drive_operands {
     const uint16_t *x;
     size_t ldx, rows;
-    const uint32_t *packed; /* packed weights, or NULL: then plain [N, K] rows */
+    const void *packed;     /* packed weights in the variant's layout, or NULL: plain rows */
     const uint16_t *plain;
     size_t ldw, panel_width;
     const float *bias;
@@ -20,9 +20,13 @@ struct drive_operands {
     int y_bf16;
 };
 
-/* Computes Y's columns [col_begin, col_end) with the blocking of L2 share `share`, in scratch
- * of its own (fails the test when it cannot allocate it). */
-void drive_once(const struct gr_plan *plan, int share, const struct drive_operands *o,
-                size_t col_begin, size_t col_end);
+/* Computes Y's columns [col_begin, col_end) with the variant's tiles and the blocking of L2
+ * share `share`, in scratch of its own (fails the test when it cannot allocate it). */
+void drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int share,
+                const struct drive_operands *o, size_t col_begin, size_t col_end);
+
+/* The variants this core runs, into out: base, and Zvfbfwma where the core has it. Returns
+ * how many. */
+size_t runnable_variants(const struct gr_variant *out[2]);
 
 #endif

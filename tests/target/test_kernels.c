@@ -1,8 +1,9 @@
 /* Every generated plan of the test shapes, driven through runtime/driver.c with both of its
- * blockings, against the scalar fallback (bit for bit) and an
- * FP64 reference (within the error bound of an in-order FP32 sum), for both weight layouts,
- * both output types, with and without bias, on random data, special values and tails. Run
- * under QEMU at several vector lengths by `make test`. */
+ * blockings and the tiles of every ISA variant the core runs (base; Zvfbfwma where the core
+ * has it), against the scalar fallback (bit for bit) and an FP64 reference (within the error
+ * bound of an in-order FP32 sum), for packed and plain weights, both output types, with and
+ * without bias, on random data, special values and tails. Run under QEMU at several vector
+ * lengths by `make test`. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,23 +34,33 @@ static const size_t test_ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 
 #define Y_SENTINEL_F32 0x7fa5a5a5u
 #define Y_SENTINEL_BF16 0xa5a5u
 
-/* The output variants, taken in turn so that every kernel sees several. */
-struct variant {
+/* The kinds of output, taken in turn so that every kernel sees several. */
+struct output_kind {
     int y_bf16;
     int bias;
 };
-static const struct variant variants[] = {{0, 0}, {1, 1}, {0, 1}, {1, 0}};
+static const struct output_kind kinds[] = {{0, 0}, {1, 1}, {0, 1}, {1, 0}};
 
-/* One problem: inputs, packed weights, widened activations. Strides are wider than the rows,
+/* The ISA variants this core runs. */
+static const struct gr_variant *isa_variants[2];
+static size_t isa_variant_count;
+
+/* One problem: inputs, packed weights in each layout, widened activations. Strides are wider than the rows,
  * so that a kernel that ignores a stride fails. W's rows start on 4-byte boundaries or not
  * (ldw and the start vary): plain kernels read aligned rows two weights at a time. */
 struct problem {
     size_t m, n, k, ldx, ldw, ldy, bucket;
     uint16_t *x, *w, *w_alloc;
-    uint32_t *packed;
+    uint32_t *packed[2]; /* by enum gr_layout */
     size_t panel_width;
     float *bias, *col;
 };
+
+static void problem_pack(struct problem *p)
+{
+    for (uint32_t layout = 0; layout < 2; layout++)
+        gr_pack(p->w, p->n, p->k, p->ldw, p->panel_width, layout, p->packed[layout]);
+}
 
 static struct problem problem_make(const struct gr_plan *e, size_t m, struct rng *r,
                                    int specials)
@@ -67,12 +78,14 @@ static struct problem problem_make(const struct gr_plan *e, size_t m, struct rng
     p.x = calloc(m * p.ldx, sizeof *p.x);
     p.w_alloc = calloc(p.n * p.ldw + 1, sizeof *p.w);
     p.w = p.w_alloc + (layout >> 1 & 1);
-    p.packed = calloc(gr_packed_words(p.n, p.k, p.panel_width), sizeof *p.packed);
+    for (int layout = 0; layout < 2; layout++) {
+        p.packed[layout] = calloc(gr_packed_words(p.n, p.k, p.panel_width), sizeof(uint32_t));
+        assert_non_null(p.packed[layout]);
+    }
     p.bias = calloc(p.n, sizeof *p.bias);
     p.col = calloc(GR_FALLBACK_COLS * p.k, sizeof *p.col);
     assert_non_null(p.x);
     assert_non_null(p.w_alloc);
-    assert_non_null(p.packed);
     assert_non_null(p.bias);
     assert_non_null(p.col);
     for (size_t i = 0; i < m; i++)
@@ -81,7 +94,7 @@ static struct problem problem_make(const struct gr_plan *e, size_t m, struct rng
         fill_bf16(r, p.w + i * p.ldw, p.k, specials);
     for (size_t i = 0; i < p.n; i++)
         p.bias[i] = gr_bf16_to_f32(rng_bf16(r));
-    gr_pack(p.w, p.n, p.k, p.ldw, p.panel_width, p.packed);
+    problem_pack(&p);
     return p;
 }
 
@@ -89,7 +102,8 @@ static void problem_free(struct problem *p)
 {
     free(p->x);
     free(p->w_alloc);
-    free(p->packed);
+    free(p->packed[0]);
+    free(p->packed[1]);
     free(p->bias);
     free(p->col);
 }
@@ -118,19 +132,21 @@ static uint32_t y_bits(const void *y, int y_bf16, size_t i)
     return y_bf16 ? ((const uint16_t *)y)[i] : ((const uint32_t *)y)[i];
 }
 
-/* The plan's loops over the columns [col_begin, col_end), with the blocking of L2 share
- * `share`, on packed or plain weights. */
-static void run_kernel(const struct problem *p, const struct gr_plan *plan, int packed,
-                       int share, struct variant v, void *y, size_t col_begin, size_t col_end)
+/* The plan's loops over the columns [col_begin, col_end) with the variant's tiles and the
+ * blocking of L2 share `share`, on packed or plain weights. */
+static void run_kernel(const struct problem *p, const struct gr_plan *plan,
+                       const struct gr_variant *isa, int packed, int share, struct output_kind v,
+                       void *y, size_t col_begin, size_t col_end)
 {
-    struct drive_operands o = {p->x, p->ldx, p->m, packed ? p->packed : NULL, p->w, p->ldw,
-                               p->panel_width, v.bias ? p->bias : NULL, y, p->ldy, v.y_bf16};
-    drive_once(plan, share, &o, col_begin, col_end);
+    struct drive_operands o = {p->x, p->ldx, p->m, packed ? p->packed[isa->layout] : NULL, p->w,
+                               p->ldw, p->panel_width, v.bias ? p->bias : NULL, y, p->ldy,
+                               v.y_bf16};
+    drive_once(plan, isa, share, &o, col_begin, col_end);
 }
 
-static void run_fallback(const struct problem *p, struct variant v, void *y)
+static void run_fallback(const struct problem *p, struct output_kind v, void *y)
 {
-    struct gr_weight_view view = {NULL, 0, p->w, p->ldw, p->n, p->k};
+    struct gr_weight_view view = {NULL, 0, 0, p->w, p->ldw, p->n, p->k};
     float *rows = malloc(p->m * p->k * sizeof *rows);
     assert_non_null(rows);
     gr_widen_rows(p->x, p->m, p->ldx, p->k, rows);
@@ -140,23 +156,24 @@ static void run_fallback(const struct problem *p, struct variant v, void *y)
 }
 
 /* Every element of got equals expected, bit for bit, sentinels included. */
-static void expect_same(const char *what, const struct gr_plan *e, const struct problem *p,
-                        struct variant v, const void *got, const void *expected)
+static void expect_same(const char *what, const struct gr_plan *e, const struct gr_variant *isa,
+                        const struct problem *p, struct output_kind v, const void *got,
+                        const void *expected)
 {
     size_t count = (p->m + 1) * p->ldy;
     for (size_t i = 0; i < count; i++) {
         uint32_t g = y_bits(got, v.y_bf16, i), x = y_bits(expected, v.y_bf16, i);
         if (g != x)
-            fail_msg("%s %s: M=%zu %s%s: y[%zu][%zu] = 0x%08x, fallback 0x%08x", e->name, what,
-                     p->m, v.y_bf16 ? "bf16" : "f32", v.bias ? "+bias" : "", i / p->ldy,
-                     i % p->ldy, g, x);
+            fail_msg("%s %s, %s tiles: M=%zu %s%s: y[%zu][%zu] = 0x%08x, fallback 0x%08x",
+                     e->name, what, isa->name, p->m, v.y_bf16 ? "bf16" : "f32",
+                     v.bias ? "+bias" : "", i / p->ldy, i % p->ldy, g, x);
     }
 }
 
 /* The fallback's results against the FP64 reference: the first and last rows, and at most
  * about 256 columns of each, spread over N (the reference costs as much as the fallback). */
 static void expect_near_reference(const struct gr_plan *e, const struct problem *p,
-                                  struct variant v, const void *y)
+                                  struct output_kind v, const void *y)
 {
     size_t col_step = p->n / 256 + 1;
     for (size_t i = 0; i < p->m; i += (p->m > 1 ? p->m - 1 : 1)) {
@@ -176,8 +193,8 @@ static void expect_near_reference(const struct gr_plan *e, const struct problem 
     }
 }
 
-/* One kernel at one M: fallback, packed and plain kernels, compared. */
-static void check_case(const struct gr_plan *e, size_t m, struct variant v,
+/* One kernel at one M: fallback, packed and plain kernels of every variant, compared. */
+static void check_case(const struct gr_plan *e, size_t m, struct output_kind v,
                        int specials, uint64_t seed)
 {
     struct rng r = {seed};
@@ -191,12 +208,14 @@ static void check_case(const struct gr_plan *e, size_t m, struct variant v,
     static const char *const what[2][2] = {{"plain, alone", "plain, shared L2"},
                                            {"packed, alone", "packed, shared L2"}};
     static const int runs[3][2] = {{1, 0}, {1, 1}, {0, -1}};
-    for (int i = 0; i < 3; i++) {
-        int packed = runs[i][0], share = runs[i][1] >= 0 ? runs[i][1] : (int)(seed & 1);
-        free(got);
-        got = y_alloc(&p, v.y_bf16);
-        run_kernel(&p, e, packed, share, v, got, 0, p.n);
-        expect_same(what[packed][share], e, &p, v, got, expected);
+    for (size_t iv = 0; iv < isa_variant_count; iv++) {
+        for (int i = 0; i < 3; i++) {
+            int packed = runs[i][0], share = runs[i][1] >= 0 ? runs[i][1] : (int)(seed & 1);
+            free(got);
+            got = y_alloc(&p, v.y_bf16);
+            run_kernel(&p, e, isa_variants[iv], packed, share, v, got, 0, p.n);
+            expect_same(what[packed][share], e, isa_variants[iv], &p, v, got, expected);
+        }
     }
 
     free(expected);
@@ -233,7 +252,7 @@ static void test_random_inputs(void **state)
              * remainder rows, and emulation is slow. */
             if (big && m != e->bucket)
                 continue;
-            check_case(e, m, variants[cases % 4], 0, 0x9E3779B97F4A7C15ull + i * 131 + m);
+            check_case(e, m, kinds[cases % 4], 0, 0x9E3779B97F4A7C15ull + i * 131 + m);
             cases++;
         }
     }
@@ -250,7 +269,7 @@ static void test_special_values(void **state)
         if (e->n * e->k > 40000)
             continue;
         for (size_t v = 0; v < 4; v++) {
-            check_case(e, e->bucket, variants[v], 1, 0xD1B54A32D192ED03ull + i * 7 + v);
+            check_case(e, e->bucket, kinds[v], 1, 0xD1B54A32D192ED03ull + i * 7 + v);
             cases++;
         }
     }
@@ -271,16 +290,19 @@ static void test_negative_zero(void **state)
             p.x[j] = 0x8000; /* -0 */
         for (size_t j = 0; j < p.n * p.ldw; j++)
             p.w[j] = 0x3f80; /* +1 */
-        gr_pack(p.w, p.n, p.k, p.ldw, p.panel_width, p.packed);
-        for (int packed = 0; packed < 2; packed++) {
-            struct variant v = {0, 0};
+        problem_pack(&p);
+        for (int run = 0; run < 2 * (int)isa_variant_count; run++) {
+            const struct gr_variant *isa = isa_variants[run / 2];
+            int packed = run % 2;
+            struct output_kind v = {0, 0};
             uint32_t *y = y_alloc(&p, 0);
-            run_kernel(&p, e, packed, packed, v, y, 0, p.n);
+            run_kernel(&p, e, isa, packed, packed, v, y, 0, p.n);
             for (size_t row = 0; row < p.m; row++)
                 for (size_t col = 0; col < p.n; col++)
                     if (y[row * p.ldy + col] != 0x80000000u)
-                        fail_msg("%s %s: y[%zu][%zu] = 0x%08x, want -0 (0x80000000)", e->name,
-                                 packed ? "packed" : "plain", row, col, y[row * p.ldy + col]);
+                        fail_msg("%s %s, %s tiles: y[%zu][%zu] = 0x%08x, want -0 (0x80000000)",
+                                 e->name, packed ? "packed" : "plain", isa->name, row, col,
+                                 y[row * p.ldy + col]);
             free(y);
         }
         problem_free(&p);
@@ -319,19 +341,21 @@ static void test_bf16_rounding(void **state)
             memcpy(&p.bias[j], &bits, sizeof bits);
             p.w[j * p.ldw] = 0x3f80; /* +1: +0 * 1 = +0, and +0 + bias = bias */
         }
-        gr_pack(p.w, p.n, p.k, p.ldw, p.panel_width, p.packed);
-        struct variant v = {1, 1};
-        for (int packed = 0; packed < 3; packed++) {
+        problem_pack(&p);
+        struct output_kind v = {1, 1};
+        for (int run = 0; run <= 2 * (int)isa_variant_count; run++) {
+            const struct gr_variant *isa = isa_variants[run / 2 % isa_variant_count];
+            int fallback = run == 2 * (int)isa_variant_count, packed = run % 2;
             uint16_t *y = y_alloc(&p, 1);
-            if (packed == 2)
+            if (fallback)
                 run_fallback(&p, v, y);
             else
-                run_kernel(&p, e, packed, packed, v, y, 0, p.n);
+                run_kernel(&p, e, isa, packed, packed, v, y, 0, p.n);
             for (size_t row = 0; row < p.m; row++)
                 for (size_t col = 0; col < p.n; col++)
                     if (y[row * p.ldy + col] != cases[col % ncase].out)
                         fail_msg("%s %s: bias 0x%08x gave 0x%04x, want 0x%04x", e->name,
-                                 packed == 2 ? "fallback" : packed ? "packed" : "plain",
+                                 fallback ? "fallback" : packed ? "packed" : "plain",
                                  cases[col % ncase].in, y[row * p.ldy + col],
                                  cases[col % ncase].out);
             free(y);
@@ -355,13 +379,16 @@ static void test_column_ranges(void **state)
             continue;
         struct rng r = {99 + i};
         struct problem p = problem_make(e, e->bucket, &r, 0);
-        struct variant v = {0, 1};
-        for (int packed = 0; packed < 2; packed++) {
+        struct output_kind v = {0, 1};
+        for (int run = 0; run < 2 * (int)isa_variant_count; run++) {
+            const struct gr_variant *isa = isa_variants[run / 2];
+            int packed = run % 2;
             void *whole = y_alloc(&p, 0), *parts = y_alloc(&p, 0);
-            run_kernel(&p, e, packed, 0, v, whole, 0, p.n);
+            run_kernel(&p, e, isa, packed, 0, v, whole, 0, p.n);
             for (size_t c = 0; c < p.n; c += pw)
-                run_kernel(&p, e, packed, 0, v, parts, c, c + pw < p.n ? c + pw : p.n);
-            expect_same(packed ? "packed, by panels" : "plain, by panels", e, &p, v, parts, whole);
+                run_kernel(&p, e, isa, packed, 0, v, parts, c, c + pw < p.n ? c + pw : p.n);
+            expect_same(packed ? "packed, by panels" : "plain, by panels", e, isa, &p, v, parts,
+                        whole);
             free(whole);
             free(parts);
         }
@@ -371,7 +398,8 @@ static void test_column_ranges(void **state)
     assert_true(tested > 0);
 }
 
-/* The packed layout: every weight reads back, and the padding is zero. */
+/* The packed layouts: every weight reads back, the padding is zero, and the two layouts put
+ * each panel's column at the same bytes (the driver finds a k-pair alike in both). */
 static void test_pack_layout(void **state)
 {
     (void)state;
@@ -383,24 +411,38 @@ static void test_pack_layout(void **state)
             size_t n = shapes[s][0], k = shapes[s][1], ldw = k + 2, pw = widths[wi];
             size_t words = gr_packed_words(n, k, pw);
             uint16_t *w = malloc(n * ldw * sizeof *w);
-            uint32_t *packed = malloc(words * sizeof *packed);
+            uint32_t *packed[2] = {malloc(words * 4), malloc(words * 4)};
             assert_non_null(w);
-            assert_non_null(packed);
+            assert_non_null(packed[0]);
+            assert_non_null(packed[1]);
             fill_bf16(&r, w, n * ldw, 1);
-            gr_pack(w, n, k, ldw, pw, packed);
             assert_int_equal(words, (n + pw - 1) / pw * pw * ((k + 1) / 2));
-            for (size_t row = 0; row < n; row++)
-                for (size_t col = 0; col < k; col++)
-                    assert_int_equal(gr_packed_get(packed, k, pw, row, col), w[row * ldw + col]);
-            size_t nonzero_padding = 0;
-            for (size_t row = n; row < (n + pw - 1) / pw * pw; row++)
-                for (size_t col = 0; col < k + k % 2; col++)
-                    nonzero_padding += gr_packed_get(packed, k, pw, row, col) != 0;
-            for (size_t row = 0; row < n && k % 2; row++)
-                nonzero_padding += gr_packed_get(packed, k, pw, row, k) != 0;
-            assert_int_equal(nonzero_padding, 0);
+            for (uint32_t layout = 0; layout < 2; layout++) {
+                gr_pack(w, n, k, ldw, pw, layout, packed[layout]);
+                for (size_t row = 0; row < n; row++)
+                    for (size_t col = 0; col < k; col++)
+                        assert_int_equal(gr_packed_get(packed[layout], layout, k, pw, row, col),
+                                         w[row * ldw + col]);
+                size_t nonzero_padding = 0;
+                for (size_t row = n; row < (n + pw - 1) / pw * pw; row++)
+                    for (size_t col = 0; col < k + k % 2; col++)
+                        nonzero_padding += gr_packed_get(packed[layout], layout, k, pw, row,
+                                                         col) != 0;
+                for (size_t row = 0; row < n && k % 2; row++)
+                    nonzero_padding += gr_packed_get(packed[layout], layout, k, pw, row, k) != 0;
+                assert_int_equal(nonzero_padding, 0);
+            }
+            /* Panel p, k-pair q: 4 * pw bytes starting at the same offset in both. */
+            for (size_t p = 0; p < words / ((k + 1) / 2) / pw; p++) {
+                size_t at = (p * ((k + 1) / 2) + (k - 1) / 2) * pw;
+                const uint16_t *rows = (const uint16_t *)(packed[GR_LAYOUT_ROWS] + at);
+                uint32_t word = packed[GR_LAYOUT_PAIRS][at];
+                assert_int_equal(rows[0], (uint16_t)word);
+                assert_int_equal(rows[pw], (uint16_t)(word >> 16));
+            }
             free(w);
-            free(packed);
+            free(packed[0]);
+            free(packed[1]);
         }
     }
 }
@@ -416,7 +458,9 @@ int main(void)
         cmocka_unit_test(test_random_inputs),
     };
     /* A panel is VLMAX at e32, LMUL 8: 2 * vlenb columns, VLEN / 4. */
-    printf("VLEN %zu bits, packed panels of %zu columns\n", gr_panel_width() * 4,
-           gr_panel_width());
+    isa_variant_count = runnable_variants(isa_variants);
+    printf("VLEN %zu bits, packed panels of %zu columns, tiles of %s%s%s\n",
+           gr_panel_width() * 4, gr_panel_width(), isa_variants[0]->name,
+           isa_variant_count > 1 ? " and " : "", isa_variant_count > 1 ? isa_variants[1]->name : "");
     return cmocka_run_group_tests_name("kernels", tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* The plans a shipped shapes file (shapes.yaml, the files of models/) generates, with their real K,
- * tiles and K blocks, both blockings, packed and plain weights, against the scalar fallback
+ * tiles and K blocks, both blockings, packed and plain weights, the tiles of every ISA variant
+ * the core runs, against the scalar fallback
  * bit for bit and an FP64 reference within the bound of an in-order FP32 sum. Linked once per
  * shipped file against a library generated from it. Emulation is slow, so each plan runs on
  * a slice of its columns (a panel and a tail strip: every strip width and remainder kind) and
@@ -29,7 +30,7 @@ struct slice {
     const struct gr_plan *plan;
     size_t m, cols, ldx, ldw, ldy, panel_width;
     uint16_t *x, *w;
-    uint32_t *packed;
+    uint32_t *packed[2]; /* by enum gr_layout */
     float *bias;
 };
 
@@ -37,23 +38,26 @@ static struct slice slice_make(const struct gr_plan *plan, size_t m, uint64_t se
 {
     struct rng r = {seed};
     struct slice s = {plan, m, 0, plan->k + 1, plan->k + 2, 0, gr_panel_width(), NULL, NULL,
-                      NULL, NULL};
+                      {NULL, NULL}, NULL};
     s.cols = plan->n < s.panel_width + 3 ? plan->n : s.panel_width + 3;
     s.ldy = s.cols + 1;
     s.x = malloc(m * s.ldx * sizeof *s.x);
     s.w = malloc(s.cols * s.ldw * sizeof *s.w);
-    s.packed = malloc(gr_packed_words(s.cols, plan->k, s.panel_width) * sizeof *s.packed);
+    for (int layout = 0; layout < 2; layout++) {
+        s.packed[layout] = malloc(gr_packed_words(s.cols, plan->k, s.panel_width) * 4);
+        assert_non_null(s.packed[layout]);
+    }
     s.bias = malloc(s.cols * sizeof *s.bias);
     assert_non_null(s.x);
     assert_non_null(s.w);
-    assert_non_null(s.packed);
     assert_non_null(s.bias);
     fill_bf16(&r, s.x, m * s.ldx, 0);
     fill_bf16(&r, s.w, s.cols * s.ldw, 0);
     for (size_t j = 0; j < s.cols; j++)
         s.bias[j] = gr_bf16_to_f32(rng_bf16(&r));
     /* The slice's columns are the first of the plan's N: pack them as a weight of N = cols. */
-    gr_pack(s.w, s.cols, plan->k, s.ldw, s.panel_width, s.packed);
+    for (uint32_t layout = 0; layout < 2; layout++)
+        gr_pack(s.w, s.cols, plan->k, s.ldw, s.panel_width, layout, s.packed[layout]);
     return s;
 }
 
@@ -61,24 +65,26 @@ static void slice_free(struct slice *s)
 {
     free(s->x);
     free(s->w);
-    free(s->packed);
+    free(s->packed[0]);
+    free(s->packed[1]);
     free(s->bias);
 }
 
-static float *run_plan(const struct slice *s, int packed, int share)
+static float *run_plan(const struct slice *s, const struct gr_variant *isa, int packed,
+                       int share)
 {
     float *y = calloc(s->m * s->ldy, sizeof *y);
     assert_non_null(y);
-    struct drive_operands o = {s->x, s->ldx, s->m, packed ? s->packed : NULL, s->w, s->ldw,
-                               s->panel_width, s->bias, y, s->ldy, 0};
-    drive_once(s->plan, share, &o, 0, s->cols);
+    struct drive_operands o = {s->x, s->ldx, s->m, packed ? s->packed[isa->layout] : NULL,
+                               s->w, s->ldw, s->panel_width, s->bias, y, s->ldy, 0};
+    drive_once(s->plan, isa, share, &o, 0, s->cols);
     return y;
 }
 
 static float *run_fallback(const struct slice *s)
 {
     const size_t k = s->plan->k;
-    struct gr_weight_view view = {NULL, 0, s->w, s->ldw, s->cols, k};
+    struct gr_weight_view view = {NULL, 0, 0, s->w, s->ldw, s->cols, k};
     float *rows = malloc(s->m * k * sizeof *rows), *col = malloc(GR_FALLBACK_COLS * k * 4);
     float *y = calloc(s->m * s->ldy, sizeof *y);
     assert_non_null(rows);
@@ -104,16 +110,19 @@ static void check_slice(const struct slice *s)
                 fail_msg("%s: fallback y[%zu][%zu] = %.9g, FP64 %.9g, bound %.3g",
                          s->plan->name, i, j, want[i * s->ldy + j], ref, bound);
         }
-    for (int packed = 0; packed < 2; packed++)
-        for (int share = 0; share < 2; share++) {
-            float *got = run_plan(s, packed, share);
-            for (size_t i = 0; i < s->m * s->ldy; i++)
-                if (memcmp(&got[i], &want[i], sizeof got[i]) != 0)
-                    fail_msg("%s %s %s, M=%zu: y[%zu][%zu] = %a, fallback %a", s->plan->name,
-                             packed ? "packed" : "plain", share ? "shared L2" : "alone", s->m,
-                             i / s->ldy, i % s->ldy, (double)got[i], (double)want[i]);
-            free(got);
-        }
+    const struct gr_variant *isa[2];
+    size_t variants = runnable_variants(isa);
+    for (size_t run = 0; run < 4 * variants; run++) {
+        int packed = run / 2 % 2, share = run % 2;
+        float *got = run_plan(s, isa[run / 4], packed, share);
+        for (size_t i = 0; i < s->m * s->ldy; i++)
+            if (memcmp(&got[i], &want[i], sizeof got[i]) != 0)
+                fail_msg("%s %s %s, %s tiles, M=%zu: y[%zu][%zu] = %a, fallback %a",
+                         s->plan->name, packed ? "packed" : "plain",
+                         share ? "shared L2" : "alone", isa[run / 4]->name, s->m, i / s->ldy,
+                         i % s->ldy, (double)got[i], (double)want[i]);
+        free(got);
+    }
     free(want);
 }
 
