@@ -308,7 +308,16 @@ $(BUILD)/bench/dram_call: bench/dram_call.c bench/cache_marker.c bench/cache_mar
 	$(TARGET_CC) $(TARGET_CFLAGS) -D_ISOC11_SOURCE -Iinclude -Ibench -static $< \
 	  bench/cache_marker.c $(BENCH_LIB) -lpthread -lm -o $@
 
+# Vector work per MAC of every bench plan's tiles in every ISA variant, counted from the
+# compiled objects (the Zvfbfwma tiles run only under sid's QEMU, which loads no plugins).
+.PHONY: bench-static
+BENCH_VLEN ?= 256
+bench-static: $(BENCH_LIB)
+	@bench/static-vwork.sh '$(OBJDUMP)' $(BUILD)/bench/gen $(BUILD)/bench/obj $(BENCH_VLEN) | \
+	  tee $(BUILD)/bench/static-vwork.txt
+
 bench: bench-selftest $(PLUGIN) $(BUILD)/bench/bench $(CACHE_PLUGIN) $(BUILD)/bench/dram_call
+	@$(MAKE) --no-print-directory bench-static
 	BUILD=$(BUILD) bench/run.sh $(PLUGIN) $(BUILD)/bench/bench
 	BUILD=$(BUILD) bench/dram-bench.sh $(CACHE_PLUGIN) $(BUILD)/bench/dram_call
 	BUILD=$(BUILD) bench/build-times.sh shapes.yaml models/llama.yaml > $(BUILD)/bench/build-times.csv
