@@ -11,7 +11,10 @@
  * passing through leaves it room.
  *
  * Vector work per MAC: the tile's (tile.c), plus loading and storing partial sums between K
- * blocks, plus widening the activations once per column block. */
+ * blocks, plus widening the activations once per column block.
+ *
+ * The model is the base variant's (FP32 activations in scratch); the Zvfbfwma variant runs the
+ * same blocking with BF16 activations, half the scratch, on weights of the same size. */
 #include "blocking.h"
 
 #include <stddef.h>

@@ -3,7 +3,10 @@
  *   2R vfmacc.vf, 2R flw for the activations, all vector ops at LMUL L.
  * At VLEN 256 that is 2 * R * 8L multiply-accumulates. Registers: R*L accumulators, L for the
  * loaded words, L for the widened half. Vector work comes first (it bounds a core whose vector
- * datapath is half its VLEN, as the K1's); instructions weigh a quarter, for issue slots. */
+ * datapath is half its VLEN, as the K1's); instructions weigh a quarter, for issue slots.
+ * The tile is chosen for the base tiles, which bind on the K1; the Zvfbfwma tiles of the same
+ * shape need fewer registers (R*L accumulators, L/2 for the BF16 weights) and less work per k
+ * (one vle16 at L/2, R vfwmaccbf16 at 2L), so every base tile fits them too. */
 #include "tile.h"
 
 unsigned tile_vregs(struct tile t) { return t.rows * t.lmul + 2 * t.lmul; }
