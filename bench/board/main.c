@@ -103,12 +103,14 @@ int main(int argc, char **argv)
     if (mode != GEMM_RVV_AFFINITY_NONE && machine_pin_self(cpus[0]) != 0)
         fprintf(stderr, "gemm-rvv-bench: could not pin the main thread to CPU %d\n", cpus[0]);
 
-    printf("gemm-rvv-bench %s: %zu shape%s from %s; %d CPUs; affinity %s; kernels %s\n",
+    printf("gemm-rvv-bench %s: %zu shape%s from %s; %d CPUs; affinity %s; kernels %s%s%s\n",
            gemm_rvv_version(), o.shapes.count, o.shapes.count == 1 ? "" : "s", source, cpu_count,
            mode == GEMM_RVV_AFFINITY_COMPACT ? "compact"
            : mode == GEMM_RVV_AFFINITY_SPREAD ? "spread"
                                               : "none",
-           gemm_rvv_kernels_active() ? "active" : "off (fallback only)");
+           gemm_rvv_kernels_active() ? "active, the " : "off (fallback only)",
+           gemm_rvv_kernels_active() ? gemm_rvv_isa() : "",
+           gemm_rvv_kernels_active() ? " variant" : "");
     if (cache)
         printf("largest cache: L%d, %zu KiB (sysfs, CPU 0); ", cache_level, cache >> 10);
     else
