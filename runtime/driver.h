@@ -37,6 +37,10 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan, int share, si
  * 32 KiB L1D, next to the activations); longer K blocks are cut for plain weights. */
 #define GR_PLAIN_STRIP_BYTES 16384
 
+/* Rows from which the driver copies X (see driver.c: a plan of this bucket or more, over two
+ * column blocks or more, reads X's K blocks from a copy with rows spread over the L2's sets). */
+#define GR_X_COPY_ROWS 32
+
 /* Scratch bytes one participant needs for d (a row block of plan->bucket rows at most). */
 size_t gr_drive_bytes(const struct gr_drive *d);
 
