@@ -52,7 +52,11 @@ static uint64_t gcd(uint64_t a, uint64_t b)
  *   bytes and panels are (K / 2) pw 4 bytes apart (512 KiB at K = 4096, VLEN 256): when that
  *   is a multiple of a way, every panel's block falls in the same sets and the column
  *   block's panels stack there. More lines than ways: every K block fills and writes back
- *   the partial sums; exactly full: about one round trip of them over the call (8 M N);
+ *   the partial sums. Exactly full: the replay leaks about one round trip of them over the
+ *   call (8 M N, counted here); the plugin measured about two on 4096 x 4096 at 128 KiB
+ *   (tiles, K blocks of 32, column blocks of 192: 1.962 where this gives 1.84). Counting
+ *   two would make column blocks of 128 (about 2.03, 1.9 % less vector work) the least
+ *   modelled time, by 1 %, above the issue's 2.00 there;
  * - the driver copies X's rows (runtime/driver.c) when it walks two column blocks or more,
  *   4 N >= K and X's rows are a multiple of 512 bytes apart, each K block's rows one after
  *   the other (contiguous, spread over the sets): the copy costs a fill and a write-back of
@@ -116,7 +120,7 @@ static double dram_by_sets(const struct target *t, struct tile tile, unsigned bu
                   (order == ORDER_STRIPS ? xf_lines : 0);
     if (need > ways)
         dram += 8 * m * (double)n * (double)(blocks_k - 1);
-    else if (need > ways - 1) /* a set filled to its last way leaks: about once per block */
+    else if (need > ways - 1) /* a set filled to its last way leaks (see above) */
         dram += 8 * m * (double)n;
 
     /* X's own rows flooding a set: all columns, or the first column block before the copy. */
