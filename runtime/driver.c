@@ -1,5 +1,7 @@
 #include "driver.h"
 
+#include <string.h>
+
 #include "pack.h"
 #include "scratch.h"
 
@@ -28,11 +30,23 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
 }
 
 /* The scratch of one participant: partial sums of a column block, the arranged activations of
- * a K block, and (plain weights) the packed words of a strip or of a column block. */
+ * a K block, (plain weights) the packed words of a strip or of a column block, and (plans of
+ * GR_X_COPY_ROWS rows or more over several column blocks) a copy of X's rows. */
 struct layout {
-    size_t partials, x_f, words; /* offsets in bytes */
+    size_t partials, x_f, words, x_copy; /* offsets in bytes */
     size_t bytes;
 };
+
+/* Whether a plan's scratch holds a copy of X: it reads X again for every column block, and
+ * X's rows at a stride of a power of two (K = 4096: 8 KiB) all fall in a few sets of an L2,
+ * so every K block of the 128 rows floods those sets and evicts the partial sums there. The
+ * copy holds each K block's rows one after the other (kc apart), so that a block's lines are
+ * contiguous, spread over every set, and the next block's follow them. */
+static int may_copy_x(const struct gr_drive *d)
+{
+    const struct gr_plan *p = d->plan;
+    return p->bucket >= GR_X_COPY_ROWS && p->n >= 2 * d->col_block && 4 * (size_t)p->n >= p->k;
+}
 
 static struct layout layout_of(const struct gr_drive *d)
 {
@@ -40,14 +54,16 @@ static struct layout layout_of(const struct gr_drive *d)
     const uint32_t layout = d->variant->layout;
     const size_t kc = d->k_block, w_rows = gr_layout_rows(layout, kc);
     const int tiles_outer = d->blocking.order == GR_ORDER_TILES;
-    struct layout l = {0, 0, 0, 0};
+    struct layout l = {0, 0, 0, 0, 0};
     size_t partials = kc < p->k ? (size_t)p->bucket * d->col_block * sizeof(float) : 0;
     size_t x_f = (tiles_outer ? p->tile_rows : p->bucket) * kc * d->variant->x_bytes;
     size_t words = d->packed ? 0 : w_rows * (tiles_outer ? d->col_block : d->strip) *
                                        gr_layout_bytes(layout);
     l.x_f = gr_align_up(partials);
     l.words = l.x_f + gr_align_up(x_f);
-    l.bytes = l.words + gr_align_up(words);
+    l.x_copy = l.words + gr_align_up(words);
+    size_t x_copy = may_copy_x(d) ? (size_t)p->bucket * p->k * sizeof(uint16_t) : 0;
+    l.bytes = l.x_copy + gr_align_up(x_copy);
     return l;
 }
 
@@ -131,6 +147,18 @@ static void tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t
     }
 }
 
+/* X's rows are copied into scratch, a K block at a time during the first column block, when
+ * the copy pays: at least GR_X_COPY_ROWS rows, two column blocks or more, columns enough that
+ * the partial sums the copy keeps weigh more than the copy's own traffic (it is written once:
+ * a fill and a write-back of X's bytes), and X's rows a multiple of 512 bytes apart (at most
+ * 16 places in an 8 KiB way of sets: 8 rows or more per set). */
+int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end)
+{
+    const size_t span = col_end - col_begin;
+    return may_copy_x(d) && d->rows >= GR_X_COPY_ROWS && span > d->col_block &&
+           4 * span >= d->plan->k && d->ldx * sizeof(uint16_t) % 512 == 0;
+}
+
 void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end, void *scratch)
 {
     const struct layout l = layout_of(d);
@@ -138,6 +166,12 @@ void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end
     char *x_f = (char *)scratch + l.x_f;
     char *words = (char *)scratch + l.words;
     const size_t k = d->plan->k;
+
+    uint16_t *x_c = gr_drive_copies_x(d, col_begin, col_end)
+                        ? (uint16_t *)(void *)((char *)scratch + l.x_copy)
+                        : NULL;
+    struct gr_drive copied = *d;
+    const struct gr_drive *dd = x_c ? &copied : d;
 
     struct gr_tile_args a = {0};
     a.acc_stride = d->col_block;
@@ -149,10 +183,18 @@ void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end
             a.kc = min_size(d->k_block, k - k0);
             a.first = k0 == 0;
             a.last = k0 + a.kc == k;
+            if (x_c) { /* the block's rows at x_c + k0 * rows, a.kc apart */
+                uint16_t *rows = x_c + k0 * d->rows;
+                if (col == col_begin)
+                    for (size_t r = 0; r < d->rows; r++)
+                        memcpy(rows + r * a.kc, d->x + r * d->ldx + k0, a.kc * sizeof(uint16_t));
+                copied.x = rows - k0; /* the loops index X at k0: (rows - k0) + k0 + r * kc */
+                copied.ldx = a.kc;
+            }
             if (d->blocking.order == GR_ORDER_TILES)
-                tiles_outer(d, &a, col, cols, k0, partials, x_f, words);
+                tiles_outer(dd, &a, col, cols, k0, partials, x_f, words);
             else
-                strips_outer(d, &a, col, cols, k0, partials, x_f, words);
+                strips_outer(dd, &a, col, cols, k0, partials, x_f, words);
         }
     }
 }

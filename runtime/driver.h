@@ -40,6 +40,13 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
  * 32 KiB L1D, next to the activations); longer K blocks are cut for plain weights. */
 #define GR_PLAIN_STRIP_BYTES 16384
 
+/* Rows from which the driver copies X (see driver.c: a plan of this bucket or more, over two
+ * column blocks or more, reads X's K blocks from a copy with rows spread over the L2's sets). */
+#define GR_X_COPY_ROWS 32
+
+/* Whether gr_drive_columns(d, col_begin, col_end, ...) reads X from a copy in scratch. */
+int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end);
+
 /* Scratch bytes one participant needs for d (a row block of plan->bucket rows at most). */
 size_t gr_drive_bytes(const struct gr_drive *d);
 

@@ -104,6 +104,35 @@ static void test_blockings(void **state)
     shapes_free(&s);
 }
 
+/* M = 128 (32 rows or more) is counted in lines per L2 set, with the driver's copy of X. By
+ * hand, 4096 x 4096, tiles order, K blocks of 32, column blocks of 128, 128 KiB L2 (16 ways
+ * of 8 KiB): per set 8 lines of partial sums (64 KiB), 2 of weights (two K blocks of a panel,
+ * 8 KiB, times 2 panels whose blocks fall in the same sets), 1 of X's copy (8 KiB): it fits.
+ * So the weights once, Y filled and written back, X read once per column block (32) plus the
+ * copy's fill and write-back, plus the first column block's partial sums evicted twice by
+ * X's own rows (8 KiB apart: one set). Then the choices at both L2 shares, within the
+ * issue's targets in the model. */
+static void test_m128_by_sets(void **state)
+{
+    (void)state;
+    struct target t = target_default();
+    struct tile tile = tile_choose(128);
+    struct blocking b =
+        blocking_model(&t, tile, 128, 4096, 4096, 128 * 1024, ORDER_TILES, 32, 128);
+    double w = 4096.0 * 2048 * 4, x = 2.0 * 128 * 4096, y = 4.0 * 128 * 4096;
+    assert_true(b.min_bytes == w + x + y);
+    assert_true(b.dram_bytes == w + 2 * y + 32 * x + 2 * x + 16.0 * 128 * 128);
+    /* 64 KiB more partial sums (column blocks of 256): 16 + 4 + 1 lines, over the 16 ways:
+     * the partial sums go to DRAM and back every K block. */
+    b = blocking_model(&t, tile, 128, 4096, 4096, 128 * 1024, ORDER_TILES, 32, 256);
+    assert_true(b.dram_bytes >= w + 8 * 128 * 4096.0 * 127);
+    struct blocking alone = blocking_choose(&t, tile, 128, 4096, 4096, 512 * 1024);
+    struct blocking shared = blocking_choose(&t, tile, 128, 4096, 4096, 128 * 1024);
+    assert_true(alone.dram_bytes <= 1.50 * alone.min_bytes);
+    assert_true(shared.dram_bytes <= 2.00 * shared.min_bytes);
+    assert_true(alone.vwork_per_mac <= 0.147);
+}
+
 static void test_order_does_not_matter(void **state)
 {
     (void)state;
@@ -142,6 +171,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_blockings),
+        cmocka_unit_test(test_m128_by_sets),
         cmocka_unit_test(test_order_does_not_matter),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);

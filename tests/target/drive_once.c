@@ -11,7 +11,7 @@
 #include "isa.h"
 #include "scratch.h"
 
-void drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int share,
+int drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int share,
                 const struct drive_operands *o, size_t col_begin, size_t col_end)
 {
     struct gr_drive d;
@@ -31,6 +31,7 @@ void drive_once(const struct gr_plan *plan, const struct gr_variant *variant, in
     assert_non_null(scratch);
     gr_drive_columns(&d, col_begin, col_end, scratch);
     free(scratch);
+    return gr_drive_copies_x(&d, col_begin, col_end);
 }
 
 size_t runnable_variants(const struct gr_variant *out[2])

@@ -21,8 +21,9 @@ struct drive_operands {
 };
 
 /* Computes Y's columns [col_begin, col_end) with the variant's tiles and the blocking of L2
- * share `share`, in scratch of its own (fails the test when it cannot allocate it). */
-void drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int share,
+ * share `share`, in scratch of its own (fails the test when it cannot allocate it). Returns
+ * whether the driver read X from its copy (gr_drive_copies_x). */
+int drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int share,
                 const struct drive_operands *o, size_t col_begin, size_t col_end);
 
 /* The variants this core runs, into out: base, and Zvfbfwma where the core has it. Returns

@@ -19,6 +19,7 @@
 #include "bf16.h"
 #include "cpu.h"
 #include "drive_once.h"
+#include "driver.h"
 #include "fallback.h"
 #include "gr_contract.h"
 #include "pack.h"
@@ -62,15 +63,16 @@ static void problem_pack(struct problem *p)
         gr_pack(p->w, p->n, p->k, p->ldw, p->panel_width, layout, p->packed[layout]);
 }
 
-static struct problem problem_make(const struct gr_plan *e, size_t m, struct rng *r,
-                                   int specials)
+/* A problem whose X rows are ldx apart. */
+static struct problem problem_make_ldx(const struct gr_plan *e, size_t m, struct rng *r,
+                                       int specials, size_t ldx)
 {
     struct problem p = {0};
     p.m = m;
     p.n = e->n;
     p.k = e->k;
     uint64_t layout = rng_next(r);
-    p.ldx = p.k + 3;
+    p.ldx = ldx;
     p.ldw = p.k + 1 + (layout & 1);
     p.ldy = p.n + 2;
     p.bucket = e->bucket;
@@ -96,6 +98,12 @@ static struct problem problem_make(const struct gr_plan *e, size_t m, struct rng
         p.bias[i] = gr_bf16_to_f32(rng_bf16(r));
     problem_pack(&p);
     return p;
+}
+
+static struct problem problem_make(const struct gr_plan *e, size_t m, struct rng *r,
+                                   int specials)
+{
+    return problem_make_ldx(e, m, r, specials, e->k + 3);
 }
 
 static void problem_free(struct problem *p)
@@ -134,14 +142,14 @@ static uint32_t y_bits(const void *y, int y_bf16, size_t i)
 
 /* The plan's loops over the columns [col_begin, col_end) with the variant's tiles and the
  * blocking of L2 share `share`, on packed or plain weights. */
-static void run_kernel(const struct problem *p, const struct gr_plan *plan,
-                       const struct gr_variant *isa, int packed, int share, struct output_kind v,
-                       void *y, size_t col_begin, size_t col_end)
+static int run_kernel(const struct problem *p, const struct gr_plan *plan,
+                      const struct gr_variant *isa, int packed, int share, struct output_kind v,
+                      void *y, size_t col_begin, size_t col_end)
 {
     struct drive_operands o = {p->x, p->ldx, p->m, packed ? p->packed[isa->layout] : NULL, p->w,
                                p->ldw, p->panel_width, v.bias ? p->bias : NULL, y, p->ldy,
                                v.y_bf16};
-    drive_once(plan, isa, share, &o, col_begin, col_end);
+    return drive_once(plan, isa, share, &o, col_begin, col_end);
 }
 
 static void run_fallback(const struct problem *p, struct output_kind v, void *y)
@@ -398,6 +406,44 @@ static void test_column_ranges(void **state)
     assert_true(tested > 0);
 }
 
+/* Plans of many rows read X from a copy in scratch when X's rows are a multiple of 512 bytes
+ * apart (runtime/driver.c): with such rows, the copy's results against the fallback, for every
+ * variant, packed and plain weights, with the plan's blockings and with small K and column
+ * blocks of both orders (several K blocks, K ending mid-pair, several column blocks). */
+static void test_x_copy(void **state)
+{
+    (void)state;
+    size_t copied = 0;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_plan *e = gr_registry[i];
+        if (e->bucket < GR_X_COPY_ROWS || e->n < 1024 || e->n * e->k > BIG_WEIGHT)
+            continue;
+        struct gr_plan small = *e;
+        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 64};
+        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 64};
+        struct rng r = {77 + i};
+        size_t ldx = (e->k + 1 + 255) / 256 * 256; /* 512 bytes and more past a row */
+        struct problem p = problem_make_ldx(e, e->bucket - 1, &r, 0, ldx);
+        struct output_kind v = kinds[i % 4];
+        void *expected = y_alloc(&p, v.y_bf16);
+        run_fallback(&p, v, expected);
+        for (int run = 0; run < 8 * (int)isa_variant_count; run++) {
+            const struct gr_variant *isa = isa_variants[run / 8];
+            const struct gr_plan *plan = run / 4 % 2 ? &small : e;
+            int packed = run / 2 % 2, share = run % 2;
+            void *got = y_alloc(&p, v.y_bf16);
+            copied += (size_t)run_kernel(&p, plan, isa, packed, share, v, got, 0, p.n);
+            expect_same(plan == e ? "X copied" : "X copied, small blocks", e, isa, &p, v, got,
+                        expected);
+            free(got);
+        }
+        free(expected);
+        problem_free(&p);
+    }
+    print_message("%zu runs read X from its copy\n", copied);
+    assert_true(copied > 0);
+}
+
 /* The packed layouts: every weight reads back, the padding is zero, and the two layouts put
  * each panel's column at the same bytes (the driver finds a k-pair alike in both). */
 static void test_pack_layout(void **state)
@@ -455,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_negative_zero),
         cmocka_unit_test(test_special_values),
         cmocka_unit_test(test_column_ranges),
+        cmocka_unit_test(test_x_copy),
         cmocka_unit_test(test_random_inputs),
     };
     /* A panel is VLMAX at e32, LMUL 8: 2 * vlenb columns, VLEN / 4. */
