@@ -123,7 +123,9 @@ if [ $stale = 1 ]; then
     -fPIC -shared "${sources[@]}" -o "$plugin"
 fi
 
-echo "dram: M=$m N=$n K=$k packed, variant $variant$([ "$variant" = zvfbfwma ] && echo " (trace twin)")," \
+label=$variant
+[ "$variant" = base ] || label="$variant twin"
+echo "dram: M=$m N=$n K=$k packed, variant $label," \
      "VLEN $vlen, one thread; library of $tree" \
      "($(git -C "$tree" log -1 --format='%h %s' 2>/dev/null | cut -c1-60))"
 
@@ -143,7 +145,7 @@ for c in $checked; do
   for mode in check check-special; do
     out=$("${qemu7[@]}" "$prog" "$variant" "$m" "$c" "$k" $mode | grep '^check=') ||
       { echo "dram-variant.sh: N=$c $mode: $out" >&2; exit 1; }
-    line="  $mode N=$c: $variant$([ "$variant" = zvfbfwma ] && echo " twin") (QEMU 7.2) vs fallback: ${out%% *}"
+    line="  $mode N=$c: $label (QEMU 7.2) vs fallback: ${out%% *}"
     [ "$real" = 1 ] || line="$line (${out#* })"
     if [ "$real" = 1 ]; then
       rout=$("$sid_qemu" -cpu "rv64,v=true,vlen=$vlen,zvfbfmin=true,zvfbfwma=true" \
