@@ -21,9 +21,10 @@
 # instruction; objdump checks it too), in CHECKOUT/build/dram-twin/M-N-K. (2) bench/
 # dram_variant.c is linked against it: it packs W in the variant's layout (gr_pack;
 # GR_LAYOUT_ROWS for zvfbfwma), and runs the plan's loops (gr_drive_init with the variant,
-# gr_drive_columns over all columns, scratch from gr_alloc_aligned) between the cache markers,
-# as bench/dram_call.c brackets its call. (3) Bit-exactness, before measuring: at every column
-# count measured, the variant's Y equals the scalar fallback's bit for bit (dram_call's data,
+# gr_drive_columns over all columns on scratch of gr_drive_bytes(); each buffer in a mapping
+# of its own, so that MAP=1 names them) between the cache markers, as bench/dram_call.c
+# brackets its call. (3) Bit-exactness, before measuring: at every column count measured,
+# the variant's Y equals the scalar fallback's bit for bit (dram_call's data,
 # and data with +-0, subnormals, overflow and +-Inf), under QEMU 7.2; and, where sid's QEMU is
 # in the toolchain (REAL=0 skips it), the real Zvfbfwma library (CHECKOUT's own templates)
 # runs the same program there with the extension and must give the twin's digest. (4) The

@@ -4,9 +4,11 @@
  *   dram_variant base|zvfbfwma M N K [check|check-special]
  * The weights are packed in the variant's layout (gr_pack, outside the region, as at weight
  * create), then the plan's loops run over all the columns with the variant's tiles
- * (gr_drive_init with &gr_variant_VARIANT, gr_drive_columns on scratch from gr_alloc_aligned,
+ * (gr_drive_init with &gr_variant_VARIANT, gr_drive_columns on scratch of gr_drive_bytes(),
  * taken before the region), one thread, row blocks of the plan's bucket as run_plan walks them.
  * F32 output, no bias; X, W and Y 64-byte aligned and filled exactly as dram_call fills them.
+ * Every buffer (the packed weights and the scratch too) has a mapping of its own, at the same
+ * offset in its page as glibc gives dram_call's, so that MAP=1 tells them apart.
  * GEMM_RVV_BLOCKING=alone|shared picks the plan's blocking (default alone: one thread).
  * Under QEMU 7.2 the zvfbfwma variant must be the trace twin (bench/tiles_zvfbfwma_twin.c.in).
  * Prints served=kernel, the buffers (x, w, y as dram_call, and the library-side ones this
@@ -15,9 +17,11 @@
  * Y bit for bit: prints "check=match digest=D" (D: FNV-1a of Y's bits) or the first mismatch
  * (exit 1). check-special fills X and W with every kind of BF16 instead (both signs, +-0,
  * subnormals, huge values that overflow, +-Inf; no NaN input). */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cache_marker.h"
 #include "cpu.h"
@@ -28,14 +32,18 @@
 #include "registry_lookup.h"
 #include "scratch.h"
 
+/* Every buffer in a mapping of its own, 64 bytes into its first page (where glibc puts a large
+ * aligned_alloc, as dram_call's buffers are: the same cache sets), with an untouched page after
+ * it, so that the plugin's map (runs of pages with traffic) shows each buffer on its own. */
 static void *aligned(size_t bytes)
 {
-    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!p) {
+    size_t len = (bytes + 64 + 4095) / 4096 * 4096 + 4096;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
         fprintf(stderr, "dram_variant: cannot allocate %zu bytes\n", bytes);
         exit(1);
     }
-    return p;
+    return (char *)p + 64;
 }
 
 /* dram_call's data: |v| in [2^-7, 8). */
@@ -138,11 +146,7 @@ int main(int argc, char **argv)
     float *y = aligned(m * n * sizeof *y);
     memset(y, 0, m * n * sizeof *y);
     size_t pw = gr_panel_width(), words = gr_packed_words(n, k, pw);
-    void *packed = gr_alloc_aligned(words * sizeof(uint32_t));
-    if (!packed) {
-        fprintf(stderr, "dram_variant: cannot allocate the packed weights\n");
-        return 1;
-    }
+    void *packed = aligned(words * sizeof(uint32_t));
     gr_pack(w, n, k, k, pw, variant->layout, packed);
 
     struct gr_drive d;
@@ -155,11 +159,7 @@ int main(int argc, char **argv)
     d.ldy = n;
     d.y_bf16 = 0;
     size_t scratch_bytes = gr_drive_bytes(&d);
-    void *scratch = gr_alloc_aligned(scratch_bytes ? scratch_bytes : 64);
-    if (!scratch) {
-        fprintf(stderr, "dram_variant: cannot allocate %zu bytes of scratch\n", scratch_bytes);
-        return 1;
-    }
+    void *scratch = aligned(scratch_bytes);
 
     cache_model_start();
     for (size_t row = 0; row < m; row += plan->bucket) {
