@@ -21,9 +21,11 @@
 # instruction; objdump checks it too), in CHECKOUT/build/dram-twin/M-N-K. (2) bench/
 # dram_variant.c is linked against it: it packs W in the variant's layout (gr_pack;
 # GR_LAYOUT_ROWS for zvfbfwma), and runs the plan's loops (gr_drive_init with the variant,
-# gr_drive_columns over all columns on scratch of gr_drive_bytes(); each buffer in a mapping
-# of its own, so that MAP=1 names them) between the cache markers, as bench/dram_call.c
-# brackets its call. (3) Bit-exactness, before measuring: at every column count measured,
+# gr_drive_columns over all columns on scratch of gr_drive_bytes()) between the cache markers,
+# as bench/dram_call.c brackets its call; X, W, Y, the packed weights and the scratch are
+# allocated as in dram_call's API call (DRAM_ALLOC=glibc, the default) or each in a mapping of
+# its own (DRAM_ALLOC=spaced: MAP=1 then names every buffer apart; the buffers sit at other
+# addresses modulo the L2's way, which moves the traffic a little: compare like with like). (3) Bit-exactness, before measuring: at every column count measured,
 # the variant's Y equals the scalar fallback's bit for bit (dram_call's data,
 # and data with +-0, subnormals, overflow and +-Inf), under QEMU 7.2; and, where sid's QEMU is
 # in the toolchain (REAL=0 skips it), the real Zvfbfwma library (CHECKOUT's own templates)
@@ -33,6 +35,7 @@
 # tiles (a check that this path measures what dram.sh measures through the API).
 # Env: VARIANT (default zvfbfwma), TOOLCHAIN_DIR (default CHECKOUT/.toolchain), CROSS, VLEN
 # (default 256), COLS, MAP=1, JOBS: as in bench/dram.sh. REAL=0: skip the sid QEMU check.
+# DRAM_ALLOC=glibc|spaced (above).
 # Example: TOOLCHAIN_DIR=/work/main/.toolchain VARIANT=zvfbfwma bench/dram-variant.sh . 16 4096 4096
 set -euo pipefail
 usage() { echo "usage: VARIANT=base|zvfbfwma $0 CHECKOUT M N K [L2_KB ...]" >&2; exit 2; }
@@ -124,9 +127,10 @@ if [ $stale = 1 ]; then
     -fPIC -shared "${sources[@]}" -o "$plugin"
 fi
 
+export DRAM_ALLOC=${DRAM_ALLOC:-glibc}
 label=$variant
 [ "$variant" = base ] || label="$variant twin"
-echo "dram: M=$m N=$n K=$k packed, variant $label," \
+echo "dram: M=$m N=$n K=$k packed, variant $label, buffers $DRAM_ALLOC," \
      "VLEN $vlen, one thread; library of $tree" \
      "($(git -C "$tree" log -1 --format='%h %s' 2>/dev/null | cut -c1-60))"
 
@@ -162,7 +166,7 @@ done
 
 # (4) The measurement.
 map_dir=""
-if [ "${MAP:-0}" = 1 ]; then map_dir=$work/map-$variant; rm -rf "$map_dir"; mkdir -p "$map_dir"; fi
+if [ "${MAP:-0}" = 1 ]; then map_dir=$work/map-$variant-$DRAM_ALLOC; rm -rf "$map_dir"; mkdir -p "$map_dir"; fi
 # shellcheck disable=SC2086
 DRAM_MAP_DIR=$map_dir L2_KB=$l2s VLEN=$vlen "$here/bench/dram-measure.sh" "$plugin" "$prog" "$variant" "$m" "$n" "$k" \
   $cols |

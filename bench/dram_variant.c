@@ -7,8 +7,7 @@
  * (gr_drive_init with &gr_variant_VARIANT, gr_drive_columns on scratch of gr_drive_bytes(),
  * taken before the region), one thread, row blocks of the plan's bucket as run_plan walks them.
  * F32 output, no bias; X, W and Y 64-byte aligned and filled exactly as dram_call fills them.
- * Every buffer (the packed weights and the scratch too) has a mapping of its own, at the same
- * offset in its page as glibc gives dram_call's, so that MAP=1 tells them apart.
+ * DRAM_ALLOC=glibc|spaced says where the buffers go (see aligned() below).
  * GEMM_RVV_BLOCKING=alone|shared picks the plan's blocking (default alone: one thread).
  * Under QEMU 7.2 the zvfbfwma variant must be the trace twin (bench/tiles_zvfbfwma_twin.c.in).
  * Prints served=kernel, the buffers (x, w, y as dram_call, and the library-side ones this
@@ -32,18 +31,42 @@
 #include "registry_lookup.h"
 #include "scratch.h"
 
-/* Every buffer in a mapping of its own, 64 bytes into its first page (where glibc puts a large
- * aligned_alloc, as dram_call's buffers are: the same cache sets), with an untouched page after
- * it, so that the plugin's map (runs of pages with traffic) shows each buffer on its own. */
+/* Where the buffers go (DRAM_ALLOC): "glibc" (the default) as in dram_call's API call:
+ * aligned_alloc for X, W and Y, then gr_alloc_aligned for the packed weights (weight create)
+ * and for the scratch (the call's pool), in that order; "spaced": every buffer in a mapping of
+ * its own, 64 bytes into its first page, with an untouched page after it, so that the plugin's
+ * map (runs of pages with traffic) shows each buffer on its own. The two put the buffers at
+ * different addresses modulo the L2's way (32 KiB), which moves the traffic a little. */
+static int spaced_alloc;
+
 static void *aligned(size_t bytes)
 {
-    size_t len = (bytes + 64 + 4095) / 4096 * 4096 + 4096;
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
+    void *p;
+    if (spaced_alloc) {
+        size_t len = (bytes + 64 + 4095) / 4096 * 4096 + 4096;
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        p = p == MAP_FAILED ? NULL : (char *)p + 64;
+    } else {
+        p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    }
+    if (!p) {
         fprintf(stderr, "dram_variant: cannot allocate %zu bytes\n", bytes);
         exit(1);
     }
-    return (char *)p + 64;
+    return p;
+}
+
+/* The library's own buffers: as the library allocates them, or spaced. */
+static void *lib_aligned(size_t bytes)
+{
+    if (spaced_alloc)
+        return aligned(bytes);
+    void *p = gr_alloc_aligned(bytes ? bytes : 64);
+    if (!p) {
+        fprintf(stderr, "dram_variant: cannot allocate %zu bytes\n", bytes);
+        exit(1);
+    }
+    return p;
 }
 
 /* dram_call's data: |v| in [2^-7, 8). */
@@ -138,6 +161,12 @@ int main(int argc, char **argv)
         printf("served=fallback\n"); /* dram-measure.sh says which shape lacks a plan */
         return 0;
     }
+    const char *alloc = getenv("DRAM_ALLOC");
+    spaced_alloc = alloc && strcmp(alloc, "spaced") == 0;
+    if (alloc && *alloc && !spaced_alloc && strcmp(alloc, "glibc") != 0) {
+        fprintf(stderr, "dram_variant: DRAM_ALLOC must be glibc or spaced, got \"%s\"\n", alloc);
+        return 2;
+    }
     const char *b = getenv("GEMM_RVV_BLOCKING");
     int share = b && strcmp(b, "shared") == 0 ? GR_L2_SHARED : GR_L2_ALONE;
 
@@ -146,7 +175,7 @@ int main(int argc, char **argv)
     float *y = aligned(m * n * sizeof *y);
     memset(y, 0, m * n * sizeof *y);
     size_t pw = gr_panel_width(), words = gr_packed_words(n, k, pw);
-    void *packed = aligned(words * sizeof(uint32_t));
+    void *packed = lib_aligned(words * sizeof(uint32_t));
     gr_pack(w, n, k, k, pw, variant->layout, packed);
 
     struct gr_drive d;
@@ -159,7 +188,7 @@ int main(int argc, char **argv)
     d.ldy = n;
     d.y_bf16 = 0;
     size_t scratch_bytes = gr_drive_bytes(&d);
-    void *scratch = aligned(scratch_bytes);
+    void *scratch = lib_aligned(scratch_bytes);
 
     cache_model_start();
     for (size_t row = 0; row < m; row += plan->bucket) {
@@ -170,8 +199,9 @@ int main(int argc, char **argv)
     }
     cache_model_stop();
 
-    printf("served=kernel\nvariant=%s plan=%s tile=%ux%u share=%s\n", variant->name, plan->name,
-           plan->tile_rows, plan->lmul, share == GR_L2_SHARED ? "shared" : "alone");
+    printf("served=kernel\nvariant=%s plan=%s tile=%ux%u share=%s alloc=%s\n", variant->name,
+           plan->name, plan->tile_rows, plan->lmul, share == GR_L2_SHARED ? "shared" : "alone",
+           spaced_alloc ? "spaced" : "glibc");
     /* for telling the buffers apart in the plugin's regions= map */
     printf("buffer=x addr=%p bytes=%zu\n", (void *)x, m * k * 2);
     printf("buffer=w addr=%p bytes=%zu\n", (void *)w, n * k * 2);
