@@ -25,11 +25,12 @@
 # as bench/dram_call.c brackets its call; X, W, Y, the packed weights and the scratch are
 # allocated as in dram_call's API call (DRAM_ALLOC=glibc, the default) or each in a mapping of
 # its own (DRAM_ALLOC=spaced: MAP=1 then names every buffer apart; the buffers sit at other
-# addresses modulo the L2's way, which moves the traffic a little: compare like with like). (3) Bit-exactness, before measuring: at every column count measured,
-# the variant's Y equals the scalar fallback's bit for bit (dram_call's data,
-# and data with +-0, subnormals, overflow and +-Inf), under QEMU 7.2; and, where sid's QEMU is
-# in the toolchain (REAL=0 skips it), the real Zvfbfwma library (CHECKOUT's own templates)
-# runs the same program there with the extension and must give the twin's digest. (4) The
+# addresses modulo the L2's way, which moves the traffic a little: compare like with like).
+# (3) Bit-exactness, before measuring: on the columns measured, the variant's Y equals the
+# scalar fallback's bit for bit (dram_call's data, and data with +-0, subnormals, overflow and
+# +-Inf), under QEMU 7.2; and, where sid's QEMU is in the toolchain (REAL=0 skips it), the
+# real Zvfbfwma library (CHECKOUT's own templates, in M-N-K/real) runs the same program there
+# with the extension and must give the twin's outputs (their digest). (4) The
 # measurement, by bench/dram-measure.sh (columns and extrapolation as bench/dram.sh).
 # Output lines are those of bench/dram.sh; with VARIANT=base the same program runs the base
 # tiles (a check that this path measures what dram.sh measures through the API).
