@@ -174,29 +174,4 @@ if [ "${MAP:-0}" = 1 ]; then map_dir=$work/map-$variant-$DRAM_ALLOC; rm -rf "$ma
 # shellcheck disable=SC2086
 DRAM_MAP_DIR=$map_dir L2_KB=$l2s VLEN=$vlen "$here/bench/dram-measure.sh" "$plugin" "$prog" "$variant" "$m" "$n" "$k" \
   $cols |
-awk '{
-  for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-  printf "  L2 %4d KiB: %.0f DRAM bytes, minimum %.0f, ratio %s (%s)\n",
-         f["l2_kb"], f["dram_bytes"], f["min_bytes"], f["ratio"],
-         f["measured"] == "full" ? "full call" : "extrapolated from " f["measured"] " columns"
-}'
-
-[ -n "$map_dir" ] || exit 0
-widest=$n l2=${l2s%% *}
-[ "$cols" = full ] || widest=${cols##* }
-echo "  traffic by address range of the call on $widest columns at L2 $l2 KiB, 16 KiB or" \
-     "more (MiB filled + MiB written back):"
-awk '
-  function hex(s,   v, i) { v = 0; s = tolower(substr(s, 3))
-    for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-    return v }
-  FNR == NR { if ($1 ~ /^buffer=/) { split($1, a, "="); split($2, b, "="); split($3, c, "=")
-                lo[a[2]] = hex(b[2]); hi[a[2]] = hex(b[2]) + c[2] }; next }
-  { start = hex($1); end = hex($2); names = ""
-    for (x in lo) if (lo[x] < end && hi[x] > start) names = names (names ? "," : "") x
-    line = sprintf("    %-26s %8.0f KiB %-8s", $1 "-" $2, $3, names ? names : "lib")
-    for (i = 4; i + 2 <= NF; i += 3) {
-      split($i, l, "="); split($(i + 1), f, "="); split($(i + 2), w, "=")
-      line = line sprintf("  L2 %d KiB: %.2f + %.2f", l[2] / 1024, f[2] * 64 / 1048576, w[2] * 64 / 1048576)
-    }
-    if ((f[2] + w[2]) * 64 >= 16384) print line }' "$map_dir/$widest-$l2.out" "$map_dir/$widest-$l2.map"
+"$here/bench/dram-report.sh" "$map_dir" "$n" "$cols" "$l2s"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cache_marker.h"
+#include "dram_data.h"
 #include "gemm_rvv.h"
 
 static void *aligned(size_t bytes)
@@ -28,10 +29,7 @@ static void *aligned(size_t bytes)
 static uint16_t *bf16_data(size_t count, uint32_t seed)
 {
     uint16_t *v = aligned(count * sizeof *v);
-    for (size_t i = 0; i < count; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        v[i] = (uint16_t)(0x3c00 + (seed >> 20) % 0x600); /* |v| in [2^-7, 8) */
-    }
+    dram_fill_bf16(v, count, seed);
     return v;
 }
 

@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 
 #include "cache_marker.h"
+#include "dram_data.h"
 #include "cpu.h"
 #include "driver.h"
 #include "gemm_rvv.h"
@@ -69,14 +70,11 @@ static void *lib_aligned(size_t bytes)
     return p;
 }
 
-/* dram_call's data: |v| in [2^-7, 8). */
+/* dram_call's data (dram_data.h). */
 static uint16_t *bf16_data(size_t count, uint32_t seed)
 {
     uint16_t *v = aligned(count * sizeof *v);
-    for (size_t i = 0; i < count; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        v[i] = (uint16_t)(0x3c00 + (seed >> 20) % 0x600);
-    }
+    dram_fill_bf16(v, count, seed);
     return v;
 }
 
