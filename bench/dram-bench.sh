@@ -37,7 +37,7 @@ measure() {
   local m=$1 n=$2 k=$3 path=$4 tag="$1-$2-$3-$4"
   # shellcheck disable=SC2046
   L2_KB="512 128" VLEN=256 "$here/dram-measure.sh" "$plugin" "$program" "$path" "$m" "$n" "$k" \
-    $("$here/dram-measure.sh" --columns "$m" "$n" "$k" "${BUILD:-build}/bench/explain.txt") \
+    $("$here/dram-measure.sh" --columns "$m" "$n" "$k" "${BUILD:-build}/bench/explain.txt" "$path") \
     > "$work/$tag.txt"
   awk -v row="$m,$n,$k,$path" '
     { for (i = 1; i <= NF; i++) { split($i, kv, "="); f[NR, kv[1]] = kv[2] } }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # DRAM traffic of one Linear call under the cache model, against the minimum:
 #   bench/dram-measure.sh PLUGIN PROGRAM PATH M N K [COLS1 COLS2 | full]
-#   bench/dram-measure.sh --columns M N K [EXPLAIN]    the columns to measure: "full" for calls
+#   bench/dram-measure.sh --columns M N K [EXPLAIN [PATH]]    the columns to measure: "full" for calls
 #       of at most 2^28 multiply-accumulates; else "C 2C" for the least C of 256, 512, 1024,
 #       2048 (2C below N) whose plans for (C, K) and (2C, K) block as that of (N, K) does in the
 #       generator's --explain output EXPLAIN (tile, loop order, K block, column block, for both
@@ -19,28 +19,33 @@
 # walks the columns in blocks that each cost the same and COLS1, COLS2 are multiples of the
 # block (the fixed part, the activation widening, is the same at any N); see README.md.
 set -euo pipefail
-# plan_blocking EXPLAIN BUCKET N K -> the blocking columns of that plan's row of the table
-# (all but its name and its modelled DRAM and vector work, which depend on N), or nothing.
+# plan_blocking EXPLAIN BUCKET N K PATH -> the blocking columns of that plan's row of the table
+# (all but its name and its modelled DRAM and vector work, which depend on N), or nothing; on
+# plain weights those of the "plain [N, K] weights" row under it where it has one.
 plan_blocking() {
-  awk -v re="_m$2_n$3_k$4\$" '$1 ~ re && NF >= 12 { print $2, $3, $4, $5, $8, $9, $10; exit }' "$1"
+  awk -v re="_m$2_n$3_k$4\$" -v plain="$([ "$5" = plain ] && echo 1 || echo 0)" '
+    found && plain && $1 == "plain" && NF >= 14 { print tile, $5, $6, $7, $10, $11, $12; done = 1; exit }
+    found { exit }
+    $1 ~ re && NF >= 12 { tile = $2; row = $2 " " $3 " " $4 " " $5 " " $8 " " $9 " " $10; found = 1 }
+    END { if (found && !done) print row }' "$1"
 }
 default_columns() {
-  local m=$1 n=$2 k=$3 explain=${4:-} budget=$(( 1 << 28 )) c b=1 full
+  local m=$1 n=$2 k=$3 explain=${4:-} path=${5:-packed} budget=$(( 1 << 28 )) c b=1 full
   if [ $(( m * n * k )) -le $budget ]; then echo full; return; fi
   while [ $b -lt "$m" ] && [ $b -lt 128 ]; do b=$((2 * b)); done
   if [ -n "$explain" ] && [ -f "$explain" ]; then
-    full=$(plan_blocking "$explain" $b "$n" "$k")
+    full=$(plan_blocking "$explain" $b "$n" "$k" "$path")
     for c in 256 512 1024 2048; do
       [ $((2 * c)) -lt "$n" ] || break
-      if [ -n "$full" ] && [ "$(plan_blocking "$explain" $b $c "$k")" = "$full" ] &&
-         [ "$(plan_blocking "$explain" $b $((2 * c)) "$k")" = "$full" ]; then
+      if [ -n "$full" ] && [ "$(plan_blocking "$explain" $b $c "$k" "$path")" = "$full" ] &&
+         [ "$(plan_blocking "$explain" $b $((2 * c)) "$k" "$path")" = "$full" ]; then
         echo "$c $((2 * c))"; return
       fi
     done
   fi
   echo full
 }
-if [ "${1:-}" = --columns ] && [ $# -ge 4 ]; then default_columns "$2" "$3" "$4" "${5:-}"; exit 0; fi
+if [ "${1:-}" = --columns ] && [ $# -ge 4 ]; then default_columns "$2" "$3" "$4" "${5:-}" "${6:-}"; exit 0; fi
 [ $# -ge 6 ] && [ $# -le 8 ] || {
   echo "usage: $0 PLUGIN PROGRAM packed|plain|fallback M N K [COLS1 COLS2 | full]" >&2; exit 2; }
 plugin=$1 program=$2 path=$3 m=$4 n=$5 k=$6

@@ -54,7 +54,7 @@ make -C "$tree" --no-print-directory BUILD="$work" SHAPES="$shapes" TOOLCHAIN_DI
   JOBS="${JOBS:-2}" ${CROSS:+CROSS=$CROSS} lib > "$work/make.log" 2>&1 ||
   { tail -20 "$work/make.log" >&2; echo "dram.sh: building the library failed (log: $work/make.log)" >&2; exit 1; }
 "$work/host/gemm-rvv-gen" --explain -o "$work/explain-gen" "$shapes" > "$work/explain.txt" 2>&1 || true
-cols=${COLS:-$("$here/bench/dram-measure.sh" --columns "$m" "$n" "$k" "$work/explain.txt")}
+cols=${COLS:-$("$here/bench/dram-measure.sh" --columns "$m" "$n" "$k" "$work/explain.txt" "$path")}
 
 if [ -n "${CROSS:-}" ]; then cc=${CROSS}gcc; else cc=$toolchain/gcc15/usr/bin/riscv64-linux-gnu-gcc-15; fi
 "$cc" -std=c11 -O2 -march=rv64gcv -mabi=lp64d -Wall -Wextra -D_ISOC11_SOURCE -static \

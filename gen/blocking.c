@@ -20,9 +20,6 @@
 #include <stddef.h>
 
 #define L2_USABLE 0.65
-/* Rows from which the driver copies X (GR_X_COPY_ROWS in runtime/driver.h) and the model
- * counts lines per cache set (dram_by_sets). */
-#define X_COPY_ROWS 32
 /* Vector work to widen one activation at VLEN 256: e16m2 load (2), vzext to m4 (4), vsll (4),
  * strided store (4) per 32 values (templates/support_base.c.in). */
 #define WIDEN_VWORK 0.4375
@@ -45,7 +42,7 @@ static uint64_t gcd(uint64_t a, uint64_t b)
     return a;
 }
 
-/* DRAM bytes of a plan of X_COPY_ROWS rows or more, counted in lines per cache set: a set
+/* DRAM bytes of a plan of BLOCKING_SET_ROWS rows or more, counted in lines per cache set: a set
  * holds `ways` lines, and LRU keeps what fits in each set, whatever the rest of the cache
  * holds. Calibrated on a replay of the driver's accesses through bench/cache_sim.c (which
  * gave 1.560 / 2.184 for the previous M = 128 plans, where the plugin measured 1.56 / 2.20):
@@ -68,9 +65,10 @@ static uint64_t gcd(uint64_t a, uint64_t b)
  *   ways of them per K block evicts the partial sums of that set, about twice per column
  *   block (16 M N bytes over the call; only the first column block's with the copy). */
 static double dram_by_sets(const struct target *t, struct tile tile, unsigned bucket, uint64_t n,
-                           uint64_t k, uint64_t l2_bytes, enum loop_order order, uint64_t kc,
-                           uint64_t nc)
+                           uint64_t k, uint64_t l2_bytes, enum weights weights,
+                           enum loop_order order, uint64_t kc, uint64_t nc)
 {
+    const int plain = weights == WEIGHTS_PLAIN;
     const double m = bucket, line = (double)t->line;
     const uint64_t pw = panel_width(t), np = ceil_div(n, pw) * pw;
     const uint64_t blocks_n = ceil_div(n, nc), blocks_k = ceil_div(k, kc);
@@ -93,11 +91,25 @@ static double dram_by_sets(const struct target *t, struct tile tile, unsigned bu
      * of the activations of one K block, of the widened block. */
     const double ways = (double)t->l2_ways;
     const uint64_t block_bytes = 2 * kc * pw, panel_bytes = (k + 1) / 2 * pw * 4;
-    const int alias = panel_bytes % way == 0;
+    const int alias = !plain && panel_bytes % way == 0;
     double w_lines = alias ? (double)(nc / pw) * (double)ceil_div(block_bytes, way)
                            : 2.0 * (double)kc * (double)nc / (double)way;
     double w2_lines = alias ? (double)(nc / pw) * (double)ceil_div(2 * block_bytes, way)
                             : 2 * w_lines;
+    /* Plain weights: the K block's words are packed into scratch (tiles order: the column
+     * block's, rewritten in place every K block; strips order: a strip's, in L1), and W's own
+     * rows, 2 K bytes apart, pass through the sets their lines fall in: the block's lines of
+     * nc rows over the sets they cover (K = 4096: 4 places in a way, nc / 4 lines a set). */
+    double flood = 0, flooded_sets = 0;
+    if (plain) {
+        w_lines = order == ORDER_TILES ? w_lines : 0;
+        w2_lines = w_lines;
+        uint64_t places = way / gcd(2 * k, way);
+        double row_lines = (double)ceil_div(2 * kc, t->line);
+        flooded_sets = (double)places * row_lines < (double)sets ? (double)places * row_lines
+                                                                 : (double)sets;
+        flood = (double)nc * row_lines / flooded_sets;
+    }
     /* X's rows of a K block: whole lines of each row, or the copy's contiguous block. */
     double row_lines = 2.0 * (double)kc / line < 1 ? 1 : 2.0 * (double)kc / line;
     double x_lines = copy ? 2 * m * (double)kc / (double)way : m * row_lines / (double)sets;
@@ -123,6 +135,24 @@ static double dram_by_sets(const struct target *t, struct tile tile, unsigned bu
                   (order == ORDER_STRIPS ? xf_lines : 0);
     if (need > ways)
         dram += 8 * m * (double)n * (double)(blocks_k - 1);
+    else if (need + flood > ways) {
+        /* The flood evicts what its sets hold (calibrated on a replay through
+         * bench/cache_sim.c, 4096 x 4096 and 4096 x 11008, M = 128, 512 KiB): the partial
+         * sums there about twice per flood when strips pack one by one through the K block
+         * (once before a partial sum's use, once after), 1.4 times when tiles order packs
+         * the column block first, at most once per K block; and then the words just packed
+         * in those sets, which are written back and filled again about twice. A set is
+         * flooded once per column block when rows fall in few places (K = 4096), in most K
+         * blocks when they spread (K = 11008: 64 places). */
+        double floods = (double)blocks_k * flooded_sets / (double)sets; /* a set's, per column block */
+        double trips = (order == ORDER_STRIPS ? 2.2 : 1.4) * (floods < 1 ? 1 : floods);
+        if (trips > (double)(blocks_k - 1))
+            trips = (double)(blocks_k - 1);
+        dram += trips * 8 * m * (double)n;
+        if (order == ORDER_TILES)
+            dram += 4 * 2.0 * (double)kc * (double)nc * flooded_sets / (double)sets *
+                    (double)blocks_k * (double)blocks_n;
+    }
     else if (need > ways - 1) /* a set filled to its last way leaks (see above) */
         dram += 8 * m * (double)n;
 
@@ -134,8 +164,8 @@ static double dram_by_sets(const struct target *t, struct tile tile, unsigned bu
 }
 
 struct blocking blocking_model(const struct target *t, struct tile tile, unsigned bucket,
-                               uint64_t n, uint64_t k, uint64_t l2_bytes, enum loop_order order,
-                               uint64_t k_block, uint64_t col_block)
+                               uint64_t n, uint64_t k, uint64_t l2_bytes, enum weights weights,
+                               enum loop_order order, uint64_t k_block, uint64_t col_block)
 {
     const double m = bucket, rows = tile.rows, vscale = 256.0 / (double)t->vlen;
     const uint64_t pw = panel_width(t), nr = t->vlen / 32 * tile.lmul;
@@ -152,8 +182,8 @@ struct blocking blocking_model(const struct target *t, struct tile tile, unsigne
 
     struct blocking b = {order, kc, nc, 0, w + x + y, 0, 0};
     double dram;
-    if (bucket >= X_COPY_ROWS)
-        dram = dram_by_sets(t, tile, bucket, n, k, l2_bytes, order, kc, nc);
+    if (bucket >= BLOCKING_SET_ROWS)
+        dram = dram_by_sets(t, tile, bucket, n, k, l2_bytes, weights, order, kc, nc);
     else {
         dram = w + 2 * y;
         dram += x + 2.0 * (double)nc * (double)k + partials <= l2 ? x : x * (double)blocks_n;
@@ -189,14 +219,24 @@ struct blocking blocking_model(const struct target *t, struct tile tile, unsigne
  * VWORK_SLACK of the least any blocking needs, where DRAM time counts a core's share of the
  * bandwidth (all cores of the chip run such calls); times within half a percent go to the
  * one moving DRAM_MARGIN fewer DRAM bytes (the bandwidth is what the cores share, and a
- * core's share of it is the model's guess), else to the least work. Candidates are tried in
- * a fixed order, so the choice is deterministic. */
+ * core's share of it is the model's guess), else, on packed weights, to the least work. On
+ * plain weights they go to the larger relative saving, bytes against work: the flood terms
+ * of their model are calibrated on one shape, and the bytes are what plain weights pay for
+ * against packed ones. Candidates are tried in a fixed order, so the choice is
+ * deterministic. */
 #define VWORK_SLACK 1.08
 #define DRAM_MARGIN 0.05
 
-static int better(const struct blocking *a, const struct blocking *b, double vwork_limit)
+struct choice {
+    enum weights weights;
+    double vwork_limit;
+    struct blocking best;
+    int have;
+};
+
+static int better(const struct blocking *a, const struct blocking *b, const struct choice *c)
 {
-    int a_ok = a->vwork_per_mac <= vwork_limit, b_ok = b->vwork_per_mac <= vwork_limit;
+    int a_ok = a->vwork_per_mac <= c->vwork_limit, b_ok = b->vwork_per_mac <= c->vwork_limit;
     if (a_ok != b_ok)
         return a_ok;
     if (a->seconds < b->seconds * 0.995)
@@ -207,12 +247,14 @@ static int better(const struct blocking *a, const struct blocking *b, double vwo
         return 1;
     if (b->dram_bytes < a->dram_bytes * (1 - DRAM_MARGIN))
         return 0;
+    if (c->weights == WEIGHTS_PLAIN)
+        return a->dram_bytes * a->vwork_per_mac < b->dram_bytes * b->vwork_per_mac;
     return a->vwork_per_mac < b->vwork_per_mac;
 }
 
 /* Calls fn for every candidate blocking. */
 static void each_candidate(const struct target *t, struct tile tile, unsigned bucket, uint64_t n,
-                           uint64_t k, uint64_t l2_bytes,
+                           uint64_t k, uint64_t l2_bytes, enum weights weights,
                            void (*fn)(const struct blocking *b, void *ctx), void *ctx)
 {
     const uint64_t pw = panel_width(t), np = ceil_div(n, pw) * pw;
@@ -228,19 +270,20 @@ static void each_candidate(const struct target *t, struct tile tile, unsigned bu
                 uint64_t nc = j < nn ? col_panels[j] * pw : np;
                 if (j < nn && nc >= np)
                     continue;
-                struct blocking b =
-                    blocking_model(t, tile, bucket, n, k, l2_bytes, (enum loop_order)o, kc, nc);
+                /* Plain weights: in strips order the driver cuts longer K blocks (L1); and a
+                 * K block that ends inside a line of W's rows leaves that line to be read
+                 * again by the next block, after the flood has evicted it. */
+                if (weights == WEIGHTS_PLAIN &&
+                    ((o == ORDER_STRIPS && kc > PLAIN_STRIP_BYTES / (2 * t->vlen / 32 * tile.lmul)) ||
+                     (kc < k && 2 * kc % t->line != 0)))
+                    continue;
+                struct blocking b = blocking_model(t, tile, bucket, n, k, l2_bytes, weights,
+                                                   (enum loop_order)o, kc, nc);
                 fn(&b, ctx);
             }
         }
     }
 }
-
-struct choice {
-    double vwork_limit;
-    struct blocking best;
-    int have;
-};
 
 static void least_vwork(const struct blocking *b, void *ctx)
 {
@@ -252,18 +295,18 @@ static void least_vwork(const struct blocking *b, void *ctx)
 static void keep_better(const struct blocking *b, void *ctx)
 {
     struct choice *c = ctx;
-    if (!c->have || better(b, &c->best, c->vwork_limit)) {
+    if (!c->have || better(b, &c->best, c)) {
         c->best = *b;
         c->have = 1;
     }
 }
 
 struct blocking blocking_choose(const struct target *t, struct tile tile, unsigned bucket,
-                                uint64_t n, uint64_t k, uint64_t l2_bytes)
+                                uint64_t n, uint64_t k, uint64_t l2_bytes, enum weights weights)
 {
-    struct choice c = {1e30, {0}, 0};
-    each_candidate(t, tile, bucket, n, k, l2_bytes, least_vwork, &c);
+    struct choice c = {weights, 1e30, {0}, 0};
+    each_candidate(t, tile, bucket, n, k, l2_bytes, weights, least_vwork, &c);
     c.vwork_limit *= VWORK_SLACK;
-    each_candidate(t, tile, bucket, n, k, l2_bytes, keep_better, &c);
+    each_candidate(t, tile, bucket, n, k, l2_bytes, weights, keep_better, &c);
     return c.best;
 }

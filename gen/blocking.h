@@ -10,6 +10,19 @@
 
 enum loop_order { ORDER_STRIPS = 0, ORDER_TILES = 1 }; /* as enum gr_order of the contract */
 
+/* The weights a call reads: packed at create, or plain [N, K] rows (row stride K) that the
+ * driver packs into scratch a K block at a time. */
+enum weights { WEIGHTS_PACKED = 0, WEIGHTS_PLAIN = 1 };
+
+/* Bytes of one strip's packed words of a K block, at most, on plain weights in strips order:
+ * the tiles read them back at once, so they must stay in L1 (half of a 32 KiB L1D, next to
+ * the activations). The driver cuts longer K blocks (GR_PLAIN_STRIP_BYTES of the contract). */
+#define PLAIN_STRIP_BYTES 16384
+
+/* Rows from which the driver copies X (GR_X_COPY_ROWS in runtime/driver.h) and the model
+ * counts lines per cache set, where plain weights get a blocking of their own. */
+#define BLOCKING_SET_ROWS 32
+
 struct blocking {
     enum loop_order order;
     uint64_t k_block;   /* even, or K for one block */
@@ -26,12 +39,12 @@ uint64_t panel_width(const struct target *t);
 
 /* The model for one blocking (k_block and col_block as given, col_block whole panels). */
 struct blocking blocking_model(const struct target *t, struct tile tile, unsigned bucket,
-                               uint64_t n, uint64_t k, uint64_t l2_bytes, enum loop_order order,
-                               uint64_t k_block, uint64_t col_block);
+                               uint64_t n, uint64_t k, uint64_t l2_bytes, enum weights weights,
+                               enum loop_order order, uint64_t k_block, uint64_t col_block);
 
 /* The blocking of least modelled time with l2_bytes of L2, among K blocks of 16 .. 2048 and
  * K, and column blocks of whole panels up to N. */
 struct blocking blocking_choose(const struct target *t, struct tile tile, unsigned bucket,
-                                uint64_t n, uint64_t k, uint64_t l2_bytes);
+                                uint64_t n, uint64_t k, uint64_t l2_bytes, enum weights weights);
 
 #endif

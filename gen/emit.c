@@ -114,6 +114,7 @@ static int contract_file(struct text *out, char *const *templates, const struct 
     tvars_text(&v, "VERSION", GEMM_RVV_VERSION_STRING);
     tvars_number(&v, "BUCKETS_MAX", BUCKETS_MAX);
     tvars_number(&v, "TILE_ROWS_MAX", TILE_MAX_ROWS);
+    tvars_number(&v, "PLAIN_STRIP_BYTES", PLAIN_STRIP_BYTES);
     return expand(out, templates, T_CONTRACT, &v, o);
 }
 
@@ -190,6 +191,27 @@ static void blocking_comment(struct text *out, const char *what, uint64_t l2_kib
                 b->min_bytes / 1048576.0, b->vwork_per_mac, b->seconds * 1e3);
 }
 
+static int same_blockings(const struct blocking a[SHARES], const struct blocking b[SHARES])
+{
+    for (int i = 0; i < SHARES; i++)
+        if (a[i].order != b[i].order || a[i].k_block != b[i].k_block ||
+            a[i].col_block != b[i].col_block)
+            return 0;
+    return 1;
+}
+
+/* One struct gr_blocking[2] field of a plan, by L2 share. */
+static void blocking_field(struct text *out, const char *field, const struct blocking b[SHARES])
+{
+    static const char *const share_names[SHARES] = {"GR_L2_ALONE", "GR_L2_SHARED"};
+    text_printf(out, "    .%s = {\n", field);
+    for (int i = 0; i < SHARES; i++)
+        text_printf(out, "        [%s] = {.order = %s, .k_block = %llu, .col_block = %llu},\n",
+                    share_names[i], order_names[b[i].order], (unsigned long long)b[i].k_block,
+                    (unsigned long long)b[i].col_block);
+    text_printf(out, "    },\n");
+}
+
 static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                       const struct shapes *s, const struct plan *p, const struct emit_options *o)
 {
@@ -239,22 +261,25 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
     blocking_comment(out, "alone", t->l2_kib, &r->blocking[SHARE_ALONE]);
     blocking_comment(out, "sharing the L2", t->l2_kib / t->l2_cores,
                      &r->blocking[SHARE_CLUSTER]);
+    if (same_blockings(r->plain, r->blocking)) {
+        text_printf(out, " *   plain [N, K] weights: the same blockings.\n");
+    } else {
+        /* Their rows flood the few L2 sets they fall in (gen/blocking.c). */
+        blocking_comment(out, "plain [N, K] weights alone", t->l2_kib, &r->plain[SHARE_ALONE]);
+        blocking_comment(out, "plain [N, K] weights sharing the L2", t->l2_kib / t->l2_cores,
+                         &r->plain[SHARE_CLUSTER]);
+    }
     text_printf(out, " * Every ISA variant runs this plan with its own tiles of this shape "
                      "(bf16_tiles_*.c).\n */\n#include \"gr_contract.h\"\n\n"
                      "extern const struct gr_plan gr_plan_%s;\n\n", r->name);
     text_printf(out, "const struct gr_plan gr_plan_%s = {\n    .name = \"%s\",\n"
                      "    .n = %llu,\n    .k = %llu,\n    .bucket = %u,\n"
-                     "    .tile_rows = %u,\n    .lmul = %u,\n    .blocking = {\n",
+                     "    .tile_rows = %u,\n    .lmul = %u,\n",
                 r->name, r->name, (unsigned long long)r->n, (unsigned long long)r->k,
                 r->bucket, r->tile.rows, r->tile.lmul);
-    static const char *const share_names[SHARES] = {"GR_L2_ALONE", "GR_L2_SHARED"};
-    for (int i = 0; i < SHARES; i++) {
-        const struct blocking *b = &r->blocking[i];
-        text_printf(out, "        [%s] = {.order = %s, .k_block = %llu, .col_block = %llu},\n",
-                    share_names[i], order_names[b->order], (unsigned long long)b->k_block,
-                    (unsigned long long)b->col_block);
-    }
-    text_printf(out, "    },\n};\n");
+    blocking_field(out, "blocking", r->blocking);
+    blocking_field(out, "plain", r->plain);
+    text_printf(out, "};\n");
 }
 
 /* ---- registry and manifest ---------------------------------------------------------------- */
@@ -346,6 +371,10 @@ static void manifest_file(struct text *out, const struct shapes *s, const struct
         json_blocking(out, &r->blocking[SHARE_ALONE]);
         text_printf(out, ",\n     \"shared\": ");
         json_blocking(out, &r->blocking[SHARE_CLUSTER]);
+        text_printf(out, ",\n     \"plain_alone\": ");
+        json_blocking(out, &r->plain[SHARE_ALONE]);
+        text_printf(out, ",\n     \"plain_shared\": ");
+        json_blocking(out, &r->plain[SHARE_CLUSTER]);
         text_printf(out, "}");
     }
     text_printf(out, "\n  ]\n}\n");
@@ -461,6 +490,19 @@ out:
     return rc;
 }
 
+/* One line of the plans table: a name, the tile, then each share's blocking. */
+static void explain_blockings(FILE *out, const char *name, const char *tile,
+                              const struct blocking b[SHARES])
+{
+    fprintf(out, "%-34s %5s", name, tile);
+    for (int j = 0; j < SHARES; j++)
+        fprintf(out, "  %-6s %5llu %6llu %6.2f %7.4f",
+                b[j].order == ORDER_STRIPS ? "strips" : "tiles", (unsigned long long)b[j].k_block,
+                (unsigned long long)b[j].col_block, b[j].dram_bytes / b[j].min_bytes,
+                b[j].vwork_per_mac);
+    fprintf(out, "\n");
+}
+
 void print_explain(FILE *out, const struct shapes *s, const struct plan *p)
 {
     int w = 5;
@@ -491,14 +533,8 @@ void print_explain(FILE *out, const struct shapes *s, const struct plan *p)
         const struct plan_row *r = &p->rows[i];
         char tile[16];
         snprintf(tile, sizeof tile, "%ux%u", r->tile.rows, r->tile.lmul);
-        fprintf(out, "%-34s %5s", r->name, tile);
-        for (int j = 0; j < SHARES; j++) {
-            const struct blocking *b = &r->blocking[j];
-            fprintf(out, "  %-6s %5llu %6llu %6.2f %7.4f",
-                    b->order == ORDER_STRIPS ? "strips" : "tiles", (unsigned long long)b->k_block,
-                    (unsigned long long)b->col_block, b->dram_bytes / b->min_bytes,
-                    b->vwork_per_mac);
-        }
-        fprintf(out, "\n");
+        explain_blockings(out, r->name, tile, r->blocking);
+        if (!same_blockings(r->plain, r->blocking))
+            explain_blockings(out, "  plain [N, K] weights", "", r->plain);
     }
 }

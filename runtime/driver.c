@@ -13,7 +13,7 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
     d->plan = plan;
     d->variant = variant;
     d->tiles = variant->tiles[__builtin_ctz(plan->lmul)];
-    d->blocking = plan->blocking[share];
+    d->blocking = packed ? plan->blocking[share] : plan->plain[share];
     d->strip = variant->vlenb() / sizeof(float) * plan->lmul;
     d->panel_width = panel_width;
     size_t nc = (d->blocking.col_block + panel_width - 1) / panel_width * panel_width;

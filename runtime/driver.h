@@ -35,11 +35,6 @@ struct gr_drive {
 void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
                    const struct gr_variant *variant, int share, size_t panel_width, int packed);
 
-/* Bytes of one strip's packed words on plain weights, at most: the driver packs a strip of a
- * K block at a time and the tiles read it back at once, so it must stay in L1 (half of a
- * 32 KiB L1D, next to the activations); longer K blocks are cut for plain weights. */
-#define GR_PLAIN_STRIP_BYTES 16384
-
 /* Rows from which the driver copies X (see driver.c: a plan of this bucket or more, over two
  * column blocks or more, reads X's K blocks from a copy with rows spread over the L2's sets). */
 #define GR_X_COPY_ROWS 32

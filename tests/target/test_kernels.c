@@ -421,6 +421,8 @@ static void test_x_copy(void **state)
         struct gr_plan small = *e;
         small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 64};
         small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 64};
+        small.plain[GR_L2_ALONE] = small.blocking[GR_L2_ALONE];
+        small.plain[GR_L2_SHARED] = small.blocking[GR_L2_SHARED];
         struct rng r = {77 + i};
         size_t ldx = (e->k + 1 + 255) / 256 * 256; /* 512 bytes and more past a row */
         struct problem p = problem_make_ldx(e, e->bucket - 1, &r, 0, ldx);
