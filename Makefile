@@ -308,6 +308,16 @@ $(BUILD)/bench/dram_call: bench/dram_call.c bench/cache_marker.c bench/cache_mar
 	$(TARGET_CC) $(TARGET_CFLAGS) -D_ISOC11_SOURCE -Iinclude -Ibench -static $< \
 	  bench/cache_marker.c $(BENCH_LIB) -lpthread -lm -o $@
 
+# One call of the driver's loops replayed on the host through the cache model, for any
+# blocking, in seconds (bench/driver_replay.c): what the generator's traffic model is checked on.
+.PHONY: bench-replay
+DRIVER_REPLAY := $(BUILD)/bench/driver_replay
+$(DRIVER_REPLAY): bench/driver_replay.c bench/cache_sim.c bench/cache_sim.h
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -Ibench bench/driver_replay.c bench/cache_sim.c -o $@
+
+bench-replay: $(DRIVER_REPLAY)
+
 # Vector work per MAC of every bench plan's tiles in every ISA variant, counted from the
 # compiled objects (the Zvfbfwma tiles run only under sid's QEMU, which loads no plugins).
 .PHONY: bench-static
