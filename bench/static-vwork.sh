@@ -79,7 +79,8 @@ for plan in $(ls "$gen" | sed -n 's/^\(bf16_gem[mv]_m[0-9]*_n[0-9]*_k[0-9]*\)\.c
   rows=$(sed -n 's/^    \.tile_rows = \([0-9]*\),$/\1/p' "$src")
   lmul=$(sed -n 's/^    \.lmul = \([0-9]*\),$/\1/p' "$src")
   k=$(sed -n 's/^    \.k = \([0-9]*\),$/\1/p' "$src")
-  kc=$(sed -n 's/^        \[GR_L2_ALONE\] = {.order = [A-Z_]*, .k_block = \([0-9]*\),.*/\1/p' "$src")
+  # the packed weights' blocking for a core alone (.blocking, before .plain)
+  kc=$(sed -n '/^    \.blocking = {$/,/^    },$/s/^        \[GR_L2_ALONE\] = {.order = [A-Z_]*, .k_block = \([0-9]*\),.*/\1/p' "$src")
   blocks=$(( kc >= k ? 1 : (k + kc - 1) / kc ))
   printf '%-34s %5s %5s' "$plan" "${rows}x$lmul" "$blocks"
   for v in $variants; do
