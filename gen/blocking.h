@@ -27,7 +27,8 @@ struct blocking {
     enum loop_order order;
     uint64_t k_block;   /* even, or K for one block */
     uint64_t col_block; /* a multiple of the panel width at the target's VLEN */
-    /* The model's figures for one call with M = bucket rows on packed weights, one thread: */
+    /* The model's figures for one call with M = bucket rows on the weights it was chosen
+     * for (packed, or plain), one thread: */
     double dram_bytes;    /* line fills from DRAM + dirty write-backs */
     double min_bytes;     /* packed weights + BF16 activations + FP32 outputs, each once */
     double vwork_per_mac; /* tile work + partial sums + widening, at the target's VLEN */
