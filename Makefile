@@ -2,7 +2,8 @@
 #
 #   make                     generate kernels for $(SHAPES) and build build/libgemm_rvv.a
 #   make gen SHAPES=F.yaml   only generate (build/gen): the plan, the sources, the manifest
-#   make test                install what is missing, run the host and target test suites
+#   make test                install what is missing, run the quick test tier (minutes; CI)
+#   make test-full           the whole test matrix and every long check
 #
 # Toolchain: by default GCC 15 for riscv64 is fetched into .toolchain/ (tools/setup-deps.sh).
 # CROSS=riscv64-unknown-linux-gnu- uses your own cross compiler instead (nothing is
@@ -70,10 +71,14 @@ LIB           := $(BUILD)/libgemm_rvv.a
 TEST_LIB      := $(BUILD)/test/libgemm_rvv.a
 
 HOST_TESTS    := $(patsubst tests/host/%.c,$(BUILD)/host-san/tests/%,$(wildcard tests/host/test_*.c))
-TARGET_TESTS  := $(patsubst tests/target/%.c,$(BUILD)/test/%,$(wildcard tests/target/test_*.c))
+# The target test programs are those of the test matrix, tests/matrix.txt.
+TEST_MATRIX   := tests/matrix.txt
+MATRIX_PROGRAMS := $(shell awk '!/^\#/ && NF { print $$1 }' $(TEST_MATRIX))
+TARGET_TESTS  := $(patsubst %,$(BUILD)/test/%,$(filter test_%,$(MATRIX_PROGRAMS)))
 TARGET_SUPPORT:= $(filter-out $(wildcard tests/target/test_*.c),$(wildcard tests/target/*.c))
 
-.PHONY: all lib gen deps probe install example bench bench-deps test test-host test-spills test-no-vector test-clang test-target clean distclean FORCE
+.PHONY: all lib gen deps probe install example bench bench-deps test test-full test-host test-spills \
+        test-no-vector test-clang test-target test-target-full clean distclean FORCE
 .DELETE_ON_ERROR:
 
 all: lib
@@ -176,10 +181,12 @@ $(BUILD)/test/%: tests/target/%.c $(TARGET_SUPPORT) $(wildcard tests/target/*.h)
 # The out-of-memory test makes allocations fail: the library's calls go through its wrappers.
 $(BUILD)/test/test_nomem: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 
-# The plans of every shipped shapes file run in the target tests too: one library and one
-# test program per file (tests/target/shipped/test_plans.c), with the real K, tiles and blocks.
-SHIPPED_SHAPES := shapes.yaml $(sort $(wildcard models/*.yaml))
+# The plans of the shipped shapes files the matrix names (shipped-NAME: NAME.yaml or
+# models/NAME.yaml) run in the target tests too: one library and one test program per file
+# (tests/target/shipped/test_plans.c), with the real K, tiles and blocks.
 shipped_name    = $(basename $(notdir $(1)))
+SHIPPED_SHAPES := $(foreach p,$(patsubst shipped-%,%,$(filter shipped-%,$(MATRIX_PROGRAMS))),\
+                    $(firstword $(wildcard $(p).yaml models/$(p).yaml) $(p).yaml))
 SHIPPED_TESTS  := $(foreach f,$(SHIPPED_SHAPES),$(BUILD)/test/shipped-$(call shipped_name,$(f)))
 
 define shipped_rules
@@ -215,18 +222,26 @@ test-clang: $(BUILD)/test/gen/manifest.json
 	@CLANG_INCLUDE="-I$(BUILD)/test/gen -isystem $(QEMU_SYSROOT)/include" tools/check-clang.sh '$(CLANG)' $(wildcard $(BUILD)/test/gen/*.c) \
 	  $(wildcard runtime/*.c)
 
-test-target: $(TARGET_TESTS) $(SHIPPED_TESTS) $(BUILD)/example/linear
-	@NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs NO_V_PROGRAMS="test_runtime test_env_disable test_nomem test_affinity linear test_isa" \
-	  tools/run-target-tests.sh $^
+TARGET_PROGRAMS := $(TARGET_TESTS) $(SHIPPED_TESTS) $(BUILD)/example/linear
+run_matrix = NATIVE=$(NATIVE) LOG_DIR=$(BUILD)/test/logs-$(1) \
+  tools/run-target-tests.sh --tier $(1) $(TEST_MATRIX) $(TARGET_PROGRAMS)
+test-target: $(TARGET_PROGRAMS)
+	@$(call run_matrix,quick)
+test-target-full: $(TARGET_PROGRAMS)
+	@$(call run_matrix,full)
 
+# The two test tiers, declared here only. make test (CI runs it): every program of the matrix
+# at least once, the kernels at VLEN 128 (tail/mask all ones), 1024 and under sid's QEMU, and
+# every host-side check. make test-full: the whole matrix and every long check.
+QUICK_CHECKS := test-host test-models test-setup-deps test-sysheaders test-host-runtime \
+                test-spills test-no-vector test-clang test-target test-board
+FULL_CHECKS  := $(filter-out test-target,$(QUICK_CHECKS)) test-target-full test-engine
 test: lib
-	@$(MAKE) --no-print-directory test-host
-	@$(MAKE) --no-print-directory test-spills
-	@$(MAKE) --no-print-directory test-no-vector
-	@$(MAKE) --no-print-directory test-clang
-	@$(MAKE) --no-print-directory test-target
-	@$(MAKE) --no-print-directory test-board
-	@$(MAKE) --no-print-directory test-engine
+	@set -e; for t in $(QUICK_CHECKS); do $(MAKE) --no-print-directory $$t; done
+	@echo "make test: $(words $(QUICK_CHECKS)) checks passed ($(QUICK_CHECKS))"
+test-full: lib
+	@set -e; for t in $(FULL_CHECKS); do $(MAKE) --no-print-directory $$t; done
+	@echo "make test-full: $(words $(FULL_CHECKS)) checks passed"
 
 # gemm-rvv-bench (bench/board), the tools' queries and the README's commands: mk/board.mk.
 include mk/board.mk

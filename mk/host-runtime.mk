@@ -51,4 +51,3 @@ test-host-runtime: $(HOST_RT_TESTS)
 	@echo "=== host runtime under AddressSanitizer + UBSan ==="
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(HOST_RT)/asan/test_threads
 
-test: test-host-runtime

@@ -22,6 +22,6 @@ SID_QEMU     ?= $(SID_QEMU_DIR)/sid-qemu/usr/bin/qemu-riscv64
 .PHONY: sid-qemu
 sid-qemu:
 	@tools/setup-deps.sh sid-qemu $(SID_QEMU_DIR) > /dev/null
-test-target: | sid-qemu
+test-target test-target-full: | sid-qemu
 endif
 export SID_QEMU

@@ -36,4 +36,3 @@ else
 	QEMU_LD_PREFIX=$(QEMU_SYSROOT) qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0 $(SYSHEADERS_BIN) --expect-v
 endif
 
-test: test-setup-deps test-sysheaders

@@ -1,93 +1,105 @@
 #!/usr/bin/env bash
-# Runs target test programs in every configuration and says which failed.
-#   under QEMU (default): VLEN 128, 256, 512, 1024, and VLEN 256 with tail and masked-off
-#   elements set to all ones (rvv_ta_all_1s, rvv_ma_all_1s), which catches code that relies on
-#   them being left alone;
-#   and, for the programs named in NO_V_PROGRAMS (basenames), on a core without V
-#   (-cpu rv64,v=false) with GEMM_RVV_TEST_NO_V=1: the runtime must serve every call with the
-#   fallback there, and every "digest:" line a program prints must be the same in all runs;
-#   with SID_QEMU=PATH (sid's qemu-riscv64, 11.x: tools/setup-deps.sh sid-qemu DIR) also VLEN 128,
-#   256 and 1024 on a core with Zvfbfmin and Zvfbfwma, which Debian 12's QEMU 7.2 lacks. Each run
-#   gets GEMM_RVV_TEST_EXPECT_ISA, the kernel variant its core must get (zvfbfwma there, base
-#   under 7.2), for the tests that check the choice;
-#   NATIVE=1: once, on this riscv64 machine.
+# Runs target test programs in the configurations tests/matrix.txt gives them for one tier,
+# and says which runs failed.
+#   tools/run-target-tests.sh --tier quick|full MATRIX PROGRAM...
+# Every PROGRAM (by basename) must have a line in MATRIX, and every line of MATRIX a PROGRAM.
+# The configurations are named in MATRIX's header; each run gets GEMM_RVV_TEST_EXPECT_ISA, the
+# kernel variant its core must get (base under QEMU 7.2, zvfbfwma under sid's QEMU),
+# GEMM_RVV_TEST_TIER, and under sid GEMM_RVV_TEST_VARIANTS=zvfbfwma. The no-V runs set
+# GEMM_RVV_TEST_NO_V=1: the runtime must serve every call with the fallback there. Every
+# "digest:" line a program prints must be the same in all its runs.
+# NATIVE=1: each program once, on this riscv64 machine.
 # Under QEMU each run goes through tools/riscv64-run, the command users run programs with.
 # Environment: QEMU_SYSROOT (the target's sysroot, for the dynamic loader and libcmocka),
-# JOBS (parallel runs, default: the number of CPUs), LOG_DIR (default build/test/logs).
-# Usage: tools/run-target-tests.sh PROGRAM...
+# SID_QEMU (sid's qemu-riscv64, 11.x; needed when a sid configuration is asked for), JOBS
+# (parallel runs, default: the number of CPUs), LOG_DIR (default build/test/logs).
 set -u
 
-[ $# -gt 0 ] || { echo "usage: $0 PROGRAM..." >&2; exit 2; }
+usage() { echo "usage: $0 --tier quick|full MATRIX PROGRAM..." >&2; exit 2; }
+[ "${1:-}" = --tier ] && [ $# -ge 4 ] || usage
+tier=$2 matrix=$3
+shift 3
+case $tier in quick) column=2 ;; full) column=3 ;; *) usage ;; esac
+[ -r "$matrix" ] || { echo "error: cannot read the test matrix $matrix" >&2; exit 2; }
+
 LOG_DIR=${LOG_DIR:-build/test/logs}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 mkdir -p "$LOG_DIR"
 rm -f "$LOG_DIR"/*.log "$LOG_DIR"/*.rc
-
-if [ "${NATIVE:-0}" = 1 ]; then
-  CONFIGS=("native")
-else
-  CONFIGS=("vlen=128" "vlen=256" "vlen=512" "vlen=1024"
-           "vlen=256,rvv_ta_all_1s=true,rvv_ma_all_1s=true" "v=false")
-  if [ -n "${SID_QEMU:-}" ]; then
-    [ -x "$SID_QEMU" ] && [ "$(basename "$SID_QEMU")" = qemu-riscv64 ] ||
-      { echo "error: SID_QEMU=$SID_QEMU is not a program named qemu-riscv64" >&2; exit 1; }
-    CONFIGS+=("sid,vlen=128" "sid,vlen=256" "sid,vlen=1024")
-  fi
-  command -v qemu-riscv64 >/dev/null || { echo "error: qemu-riscv64 not found (Debian: qemu-user)" >&2; exit 1; }
-fi
 RUN=$(cd "$(dirname "$0")" && pwd)/riscv64-run
+
+# The configurations of program $1 in this tier, one per line.
+configs_of() {
+  if [ "${NATIVE:-0}" = 1 ]; then echo native; return; fi
+  awk -v p="$1" -v c="$column" '!/^#/ && $1 == p { gsub(",", "\n", $c); print $c }' "$matrix"
+}
+
+# Each program given has a line, and each line a program: a test is never dropped silently.
+declared=$(awk '!/^#/ && NF { print $1 }' "$matrix" | sort)
+given=$(for p in "$@"; do basename "$p"; done | sort)
+if [ "$declared" != "$given" ]; then
+  echo "error: the programs given and those of $matrix differ:" >&2
+  diff <(echo "$declared") <(echo "$given") | sed -n 's/^< /  only in the matrix: /p; s/^> /  not in the matrix: /p' >&2
+  exit 2
+fi
+
+needs_sid=0
+for p in "$@"; do configs_of "$(basename "$p")" | grep -q '^sid' && needs_sid=1; done
+if [ "${NATIVE:-0}" != 1 ]; then
+  command -v qemu-riscv64 >/dev/null || { echo "error: qemu-riscv64 not found (Debian: qemu-user)" >&2; exit 1; }
+  if [ "$needs_sid" = 1 ]; then
+    [ -n "${SID_QEMU:-}" ] && [ -x "$SID_QEMU" ] && [ "$(basename "$SID_QEMU")" = qemu-riscv64 ] ||
+      { echo "error: the matrix asks for sid's QEMU: SID_QEMU='${SID_QEMU:-}' is not a program named qemu-riscv64" >&2; exit 1; }
+  fi
+fi
 
 # One job: run PROGRAM in CONFIG, keeping its output and exit status.
 run_one() {
-  local cfg=$1 prog=$2 tag
-  tag="$(basename "$prog")@${cfg//[=,]/_}"
-  if [ "$cfg" = native ]; then
-    "$prog" > "$LOG_DIR/$tag.log" 2>&1
-  elif [ "$cfg" = v=false ]; then
-    GEMM_RVV_TEST_NO_V=1 "$RUN" --cpu v=false "$prog" > "$LOG_DIR/$tag.log" 2>&1
-  elif [ "${cfg#sid,}" != "$cfg" ]; then
-    # sid's binary is called qemu-riscv64 too: first in PATH, the wrapper runs it.
-    PATH="$(dirname "$SID_QEMU"):$PATH" GEMM_RVV_TEST_EXPECT_ISA=zvfbfwma "$RUN" \
-      --cpu "zvfbfmin=true,zvfbfwma=true,${cfg#sid,}" "$prog" > "$LOG_DIR/$tag.log" 2>&1
-  else
-    GEMM_RVV_TEST_EXPECT_ISA=base "$RUN" --cpu "$cfg" "$prog" > "$LOG_DIR/$tag.log" 2>&1
-  fi
+  local cfg=$1 prog=$2 tag vlen
+  tag="$(basename "$prog")@$cfg"
+  case $cfg in
+    native) "$prog" ;;
+    nov) GEMM_RVV_TEST_NO_V=1 "$RUN" --cpu v=false "$prog" ;;
+    sid*) vlen=${cfg#sid}
+          # sid's binary is called qemu-riscv64 too: first in PATH, the wrapper runs it.
+          PATH="$(dirname "$SID_QEMU"):$PATH" GEMM_RVV_TEST_EXPECT_ISA=zvfbfwma \
+            GEMM_RVV_TEST_VARIANTS=zvfbfwma "$RUN" --cpu "zvfbfmin=true,zvfbfwma=true,vlen=$vlen" "$prog" ;;
+    v*ones) vlen=${cfg#v}; vlen=${vlen%ones}
+          GEMM_RVV_TEST_EXPECT_ISA=base "$RUN" \
+            --cpu "vlen=$vlen,rvv_ta_all_1s=true,rvv_ma_all_1s=true" "$prog" ;;
+    v[0-9]*) GEMM_RVV_TEST_EXPECT_ISA=base "$RUN" --cpu "vlen=${cfg#v}" "$prog" ;;
+    *) echo "error: unknown configuration '$cfg' (tests/matrix.txt names them)"; false ;;
+  esac > "$LOG_DIR/$tag.log" 2>&1
   echo $? > "$LOG_DIR/$tag.rc"
 }
 export -f run_one
 export LOG_DIR QEMU_SYSROOT RUN SID_QEMU
+export GEMM_RVV_TEST_TIER=$tier
 
-# Whether PROGRAM runs in CONFIG: the no-V configuration only takes NO_V_PROGRAMS.
-runs_in() {
-  [ "$1" != v=false ] || [[ " ${NO_V_PROGRAMS:-} " == *" $(basename "$2") "* ]]
-}
-
-for cfg in "${CONFIGS[@]}"; do
-  for prog in "$@"; do runs_in "$cfg" "$prog" && printf '%s\0%s\0' "$cfg" "$prog"; done
+for prog in "$@"; do
+  for cfg in $(configs_of "$(basename "$prog")"); do printf '%s\0%s\0' "$cfg" "$prog"; done
 done | xargs -0 -n 2 -P "$JOBS" bash -c 'run_one "$0" "$1"'
 
 passed=0 failed=0 failures=()
-for cfg in "${CONFIGS[@]}"; do
-  for prog in "$@"; do
-    runs_in "$cfg" "$prog" || continue
-    tag="$(basename "$prog")@${cfg//[=,]/_}"
+for prog in "$@"; do
+  name=$(basename "$prog")
+  for cfg in $(configs_of "$name"); do
+    tag="$name@$cfg"
     rc=$(cat "$LOG_DIR/$tag.rc" 2>/dev/null || echo 127)
-    echo "=== $(basename "$prog") on ${cfg} ==="
+    echo "=== $name on $cfg ==="
     cat "$LOG_DIR/$tag.log"
     if [ "$rc" = 0 ]; then passed=$((passed + 1)); else
-      failed=$((failed + 1)); failures+=("$(basename "$prog") on $cfg (exit $rc)"); fi
+      failed=$((failed + 1)); failures+=("$name on $cfg (exit $rc)"); fi
   done
-done
-# The same output bits everywhere: a program's digest lines agree across configurations.
-for prog in "$@"; do
-  digests=$(cat "$LOG_DIR/$(basename "$prog")"@*.log 2>/dev/null | grep '^digest:' | sort -u)
+  # The same output bits everywhere: the program's digest lines agree across its runs.
+  digests=$(cat "$LOG_DIR/$name"@*.log 2>/dev/null | grep '^digest:' | sort -u)
   if [ "$(printf '%s\n' "$digests" | grep -c .)" -gt 1 ]; then
-    failed=$((failed + 1)); failures+=("$(basename "$prog"): outputs differ between configurations")
-    printf 'digests of %s:\n%s\n' "$(basename "$prog")" "$digests"
+    failed=$((failed + 1)); failures+=("$name: outputs differ between configurations")
+    printf 'digests of %s:\n%s\n' "$name" "$digests"
   fi
 done
 echo
-echo "target test runs (program x configuration):"
+echo "target test runs ($tier tier, program x configuration):"
 echo "runs: $passed passed, $failed failed"
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
 [ "$failed" -eq 0 ]

@@ -34,11 +34,27 @@ int drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int
     return gr_drive_copies_x(&d, col_begin, col_end);
 }
 
+/* Whether GEMM_RVV_TEST_VARIANTS (a comma-separated list of names; unset: all) takes it. */
+static int variant_wanted(const struct gr_variant *v)
+{
+    const char *list = getenv("GEMM_RVV_TEST_VARIANTS");
+    size_t len = strlen(v->name);
+    for (const char *s = list; s && *s; s += strcspn(s, ",") + (s[strcspn(s, ",")] == ',')) {
+        if (strncmp(s, v->name, len) == 0 && (s[len] == ',' || s[len] == '\0'))
+            return 1;
+    }
+    return list == NULL;
+}
+
 size_t runnable_variants(const struct gr_variant *out[2])
 {
     size_t n = 0;
-    out[n++] = &gr_variant_base;
-    if (gr_isa_caps()->zvfbfwma)
+    if (variant_wanted(&gr_variant_base))
+        out[n++] = &gr_variant_base;
+    if (gr_isa_caps()->zvfbfwma && variant_wanted(&gr_variant_zvfbfwma))
         out[n++] = &gr_variant_zvfbfwma;
+    if (n == 0)
+        fail_msg("GEMM_RVV_TEST_VARIANTS=%s names no variant this core runs",
+                 getenv("GEMM_RVV_TEST_VARIANTS"));
     return n;
 }

@@ -26,8 +26,9 @@ struct drive_operands {
 int drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int share,
                 const struct drive_operands *o, size_t col_begin, size_t col_end);
 
-/* The variants this core runs, into out: base, and Zvfbfwma where the core has it. Returns
- * how many. */
+/* The variants this core runs, into out: base, and Zvfbfwma where the core has it; only those
+ * GEMM_RVV_TEST_VARIANTS names when it is set (fails the test when none is left). Returns how
+ * many. */
 size_t runnable_variants(const struct gr_variant *out[2]);
 
 #endif

@@ -244,6 +244,23 @@ static size_t lower_bucket(const struct gr_plan *e)
     return 1;
 }
 
+/* Whether plan e runs at test_ms[t] in this tier. The full tier takes every listed M of the
+ * bucket, a big shape its largest only (smaller shapes cover the remainder rows; emulation is
+ * slow). The quick tier (GEMM_RVV_TEST_TIER=quick) takes the bucket's smallest and largest
+ * listed M, a big shape its smallest only. */
+static int runs_at(const struct gr_plan *e, size_t lo, size_t t)
+{
+    const char *tier = getenv("GEMM_RVV_TEST_TIER");
+    int quick = tier && strcmp(tier, "quick") == 0, big = e->n * e->k > BIG_WEIGHT;
+    size_t m = test_ms[t];
+    int smallest = t == 0 || test_ms[t - 1] <= lo;
+    if (m <= lo || m > e->bucket)
+        return 0;
+    if (quick)
+        return smallest || (!big && m == e->bucket);
+    return !big || m == e->bucket;
+}
+
 static void test_random_inputs(void **state)
 {
     (void)state;
@@ -251,14 +268,9 @@ static void test_random_inputs(void **state)
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
         size_t lo = lower_bucket(e);
-        int big = e->n * e->k > BIG_WEIGHT;
         for (size_t t = 0; t < sizeof test_ms / sizeof test_ms[0]; t++) {
             size_t m = test_ms[t];
-            if (m <= lo || m > e->bucket)
-                continue;
-            /* A big shape runs at its bucket's largest M only: smaller shapes cover the
-             * remainder rows, and emulation is slow. */
-            if (big && m != e->bucket)
+            if (!runs_at(e, lo, t))
                 continue;
             check_case(e, m, kinds[cases % 4], 0, 0x9E3779B97F4A7C15ull + i * 131 + m);
             cases++;

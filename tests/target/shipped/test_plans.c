@@ -139,6 +139,8 @@ static void test_every_plan(void **state)
         cases++;
     }
     print_message("%zu plans, %zu cases\n", gr_registry_count, cases);
+    /* A shapes file none of whose shapes gets a plan has nothing to test here. */
+    assert_true(cases > 0);
 }
 
 int main(void)
