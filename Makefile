@@ -233,6 +233,9 @@ include mk/board.mk
 
 include mk/isa.mk
 
+# The ggml backend plugin and its tests under sid's QEMU.
+include mk/ggml.mk
+
 # ---- install and the example -----------------------------------------------------------------
 PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/^\#define GEMM_RVV_VERSION_STRING "\(.*\)"/\1/p' include/gemm_rvv_version.h)
