@@ -240,7 +240,9 @@ include mk/ggml.mk
 PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/^\#define GEMM_RVV_VERSION_STRING "\(.*\)"/\1/p' include/gemm_rvv_version.h)
 
-install: lib $(BOARD_BENCH)
+# WITH_GGML=0 leaves the ggml plugin out (it needs ggml's headers: mk/ggml.mk).
+WITH_GGML ?= 1
+install: lib $(BOARD_BENCH) $(if $(filter 1,$(WITH_GGML)),install-ggml-plugin)
 	@echo "install: the library of $(SHAPES) (the shapes file generated last; SHAPES=FILE for another)"
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BOARD_BENCH) $(DESTDIR)$(PREFIX)/bin/
@@ -252,7 +254,7 @@ install: lib $(BOARD_BENCH)
 # The example is built the way a user builds against an installed copy: pkg-config only.
 EXAMPLE_PREFIX := $(abspath $(BUILD))/example-install
 $(BUILD)/example/linear: examples/linear.c lib
-	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) > /dev/null
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) WITH_GGML=0 > /dev/null
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) $< \
 	  $$(PKG_CONFIG_LIBDIR=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs gemm_rvv) -o $@
