@@ -403,16 +403,20 @@ install_ggml() {
   uri=${archive% *}
   say "fetching sid's riscv64 ggml, llama.cpp and python3-gguf from $uri into $dest (one time)"
   rm -rf "$work"; cleanup_add "$work"; mkdir -p "$work"
+  # The named packages first (apt names any it cannot find), then what they need to run.
   fetch_debs "$work/apt" "deb [arch=riscv64] $uri sid" "$opts" "ggml and llama.cpp for riscv64" \
-    "$hint" "${GGUF_PACKAGES[@]}"
+    "$hint" "${GGUF_PACKAGES[@]}" "${GGML_PACKAGES[@]}"
+  local p
   mkdir -p "$work/python"
-  for deb in "$work"/apt/debs/*.deb; do dpkg -x "$deb" "$work/python"; done
-  rm -f "$work"/apt/debs/*.deb
-  local closure
-  closure=$(runtime_closure "$work/apt" "$opts" "${GGML_PACKAGES[@]}")
-  [ -n "$closure" ] || die "apt-cache found no dependencies of ${GGML_PACKAGES[*]}"
+  for p in "${GGUF_PACKAGES[@]}"; do
+    for deb in "$work/apt/debs/${p}"_*.deb; do dpkg -x "$deb" "$work/python"; rm "$deb"; done
+  done
+  local closure needed
+  closure=$(runtime_closure "$work/apt" "$opts" "${GGML_PACKAGES[@]}" 2> "$work/apt/depends.log") ||
+    apt_failed "the dependencies of ggml" sid "$uri" "$work/apt/depends.log" "$hint"
+  needed=$(grep -vxF -f <(printf '%s\n' "${GGML_PACKAGES[@]}") <<< "$closure" || true)
   # shellcheck disable=SC2086
-  (cd "$work/apt/debs" && private_apt "$work/apt" $opts download $closure) \
+  [ -z "$needed" ] || (cd "$work/apt/debs" && private_apt "$work/apt" $opts download $needed) \
     > "$work/apt/download.log" 2>&1 ||
     apt_failed "the dependencies of ggml" sid "$uri" "$work/apt/download.log" "$hint"
   mkdir -p "$work/root"
