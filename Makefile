@@ -240,10 +240,12 @@ include mk/ggml.mk
 PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/^\#define GEMM_RVV_VERSION_STRING "\(.*\)"/\1/p' include/gemm_rvv_version.h)
 
-# WITH_GGML=0 leaves the ggml plugin out (it needs ggml's headers: mk/ggml.mk).
-WITH_GGML ?= 1
+# WITH_GGML=0 leaves the ggml plugin out (it needs ggml's headers: mk/ggml.mk). On a riscv64
+# machine without them (no libggml-dev) it is left out, and install says so.
+WITH_GGML ?= $(if $(NATIVE),$(if $(wildcard /usr/include/ggml-backend.h),1,0),1)
 install: lib $(BOARD_BENCH) $(if $(filter 1,$(WITH_GGML)),install-ggml-plugin)
 	@echo "install: the library of $(SHAPES) (the shapes file generated last; SHAPES=FILE for another)"
+	@$(if $(filter 1,$(WITH_GGML)),:,echo "install: without the ggml plugin (WITH_GGML=$(WITH_GGML); it needs libggml-dev)")
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BOARD_BENCH) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 include/gemm_rvv.h include/gemm_rvv_version.h $(DESTDIR)$(PREFIX)/include/

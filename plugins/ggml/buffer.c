@@ -98,11 +98,11 @@ static void *buffer_base(ggml_backend_buffer_t buf)
     return ((struct grg_buffer *)buf->context)->base;
 }
 
+/* A tensor placed anew holds no packed copy yet (nor one left from an earlier placement). */
 static enum ggml_status buffer_init_tensor(ggml_backend_buffer_t buf, struct ggml_tensor *t)
 {
-    (void)buf;
     if (!t->view_src)
-        t->extra = NULL;
+        drop_packed(buf->context, t);
     return GGML_STATUS_SUCCESS;
 }
 

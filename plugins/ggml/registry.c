@@ -78,12 +78,13 @@ static ggml_guid backend_guid = {0x67, 0x65, 0x6d, 0x6d, 0x5f, 0x72, 0x76, 0x76,
 static void set_n_threads(ggml_backend_t backend, int n_threads)
 {
     (void)backend;
+    int before = gemm_rvv_get_threads();
     gemm_rvv_status s = gemm_rvv_set_threads(n_threads);
     if (s != GEMM_RVV_OK)
         grg_log(GGML_LOG_LEVEL_WARN, "%s: %d threads asked: %s (running %d)\n", GRG_NAME,
                 n_threads, gemm_rvv_strerror(s), gemm_rvv_get_threads());
-    else
-        grg_log(GGML_LOG_LEVEL_DEBUG, "%s: %d threads\n", GRG_NAME, n_threads);
+    else if (gemm_rvv_get_threads() != before)
+        grg_log(GGML_LOG_LEVEL_INFO, "%s: %d threads\n", GRG_NAME, gemm_rvv_get_threads());
 }
 
 /* ---- device ---- */

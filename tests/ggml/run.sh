@@ -22,10 +22,12 @@ tbo=$GGML_ROOT/usr/libexec/riscv64-linux-gnu/ggml/test-backend-ops
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# run LOG CPU PLUGIN [QEMU OPTION...]: test-backend-ops' MUL_MAT tests on GEMM_RVV.
+# run LOG CPU PLUGIN [QEMU OPTION...]: test-backend-ops' MUL_MAT tests on GEMM_RVV, the
+# library's threads 3 to begin with.
 run() {
   local log=$1 cpu=$2 lib=$3; shift 3
-  GGML_BACKEND_PATH=$lib "$SID_QEMU" -L "$GGML_ROOT" -cpu "rv64,v=true,$cpu" "$@" \
+  GGML_BACKEND_PATH=$lib "$SID_QEMU" -L "$GGML_ROOT" -cpu "rv64,v=true,$cpu" \
+    -E GEMM_RVV_THREADS=3 "$@" \
     "$tbo" test -b GEMM_RVV -o MUL_MAT > "$log" 2>&1
 }
 
@@ -46,6 +48,10 @@ served() {
   foreign=$(grep 'MUL_MAT(' "$log" | grep -v 'not supported' | grep -vc 'type_a=bf16,type_b=f32' || true)
   [ "$foreign" -eq 0 ] || fail "$name: $foreign cases other than BF16 x FP32 ran on GEMM_RVV"
   grep -q 'plan M <= [0-9]* serves' "$log" || fail "$name: the log names no plan serving"
+  # The library starts with GEMM_RVV_THREADS=3; test-backend-ops sets its own count through
+  # the set-threads entry it finds by name.
+  grep -q '^GEMM_RVV: loaded into ggml .*, 3 threads$' "$log" && grep -qE '^GEMM_RVV: [0-9]+ threads$' "$log" ||
+    fail "$name: the thread count test-backend-ops set did not reach the library"
   local bf16
   bf16=$(grep -c 'MUL_MAT(type_a=bf16' "$log" || true)
   echo "$name: $passed/$total MUL_MAT cases ran on GEMM_RVV and matched the CPU backend" \
