@@ -248,12 +248,19 @@ include mk/board.mk
 
 include mk/isa.mk
 
+# The ggml backend plugin and its tests under sid's QEMU.
+include mk/ggml.mk
+
 # ---- install and the example -----------------------------------------------------------------
 PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/^\#define GEMM_RVV_VERSION_STRING "\(.*\)"/\1/p' include/gemm_rvv_version.h)
 
-install: lib $(BOARD_BENCH)
+# WITH_GGML=0 leaves the ggml plugin out (it needs ggml's headers: mk/ggml.mk). On a riscv64
+# machine without them (no libggml-dev) it is left out, and install says so.
+WITH_GGML ?= $(if $(NATIVE),$(if $(wildcard /usr/include/ggml-backend.h),1,0),1)
+install: lib $(BOARD_BENCH) $(if $(filter 1,$(WITH_GGML)),install-ggml-plugin)
 	@echo "install: the library of $(SHAPES) (the shapes file generated last; SHAPES=FILE for another)"
+	@$(if $(filter 1,$(WITH_GGML)),:,echo "install: without the ggml plugin (WITH_GGML=$(WITH_GGML); it needs libggml-dev)")
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BOARD_BENCH) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 include/gemm_rvv.h include/gemm_rvv_version.h $(DESTDIR)$(PREFIX)/include/
@@ -264,7 +271,7 @@ install: lib $(BOARD_BENCH)
 # The example is built the way a user builds against an installed copy: pkg-config only.
 EXAMPLE_PREFIX := $(abspath $(BUILD))/example-install
 $(BUILD)/example/linear: examples/linear.c lib
-	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) > /dev/null
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) WITH_GGML=0 > /dev/null
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) $< \
 	  $$(PKG_CONFIG_LIBDIR=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs gemm_rvv) -o $@

@@ -88,6 +88,16 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
                                       const float *bias, void *y, int64_t ldy,
                                       gemm_rvv_type y_type);
 
+/* ---- Plans of this build -------------------------------------------------------------------
+ * Which (N, K) the build has generated plans for, so that an engine can route a Linear to the
+ * library only where a kernel serves it (the ggml plugin declines the others). Copies the M
+ * buckets of the plans for (N, K), ascending (1 is the GEMV), into m_buckets (up to capacity;
+ * NULL with capacity 0 only counts) and returns how many there are: 0 means every call of
+ * that shape runs the scalar fallback. M above the largest bucket runs that bucket's plan on
+ * blocks of rows (see Dispatch above). This says what the build holds, whatever the core: on
+ * a core without V (gemm_rvv_kernels_active() == 0) the fallback serves them all the same. */
+size_t gemm_rvv_plan_buckets(int64_t n, int64_t k, int64_t *m_buckets, size_t capacity);
+
 /* ---- Settings ------------------------------------------------------------------------------
  * Threads taking part in one call, the calling thread included. The default is the number of
  * online CPUs, or GEMM_RVV_THREADS from the environment when it holds a positive number. Setting

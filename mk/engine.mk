@@ -50,7 +50,7 @@ endef
 
 ENGINE_PREFIX := $(abspath $(BUILD))/engine-install
 $(BUILD)/engine/gemm-rvv-engine: $(ENGINE_SRCS) $(ENGINE_HDRS) lib
-	@$(MAKE) --no-print-directory install PREFIX=$(ENGINE_PREFIX) > /dev/null
+	@$(MAKE) --no-print-directory install PREFIX=$(ENGINE_PREFIX) WITH_GGML=0 > /dev/null
 	$(call engine_link,$(ENGINE_PREFIX),$@)
 engine: $(BUILD)/engine/gemm-rvv-engine
 
@@ -72,7 +72,7 @@ $(ENGINE_TEST)/shapes.yaml: $(SHAPES_BIN) tests/engine/models/llama.json
 	  tests/engine/models/llama.json
 
 $(ENGINE_TEST)/install/lib/libgemm_rvv.a: $(ENGINE_TEST)/shapes.yaml FORCE
-	@$(MAKE) --no-print-directory install BUILD=$(ENGINE_TEST)/build SHAPES=$< \
+	@$(MAKE) --no-print-directory install WITH_GGML=0 BUILD=$(ENGINE_TEST)/build SHAPES=$< \
 	  PREFIX=$(ENGINE_TEST_PREFIX) > $(ENGINE_TEST)/install.log || { cat $(ENGINE_TEST)/install.log; exit 1; }
 
 $(ENGINE_TEST)/gemm-rvv-engine: $(ENGINE_SRCS) $(ENGINE_HDRS) $(ENGINE_TEST)/install/lib/libgemm_rvv.a

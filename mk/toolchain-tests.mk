@@ -1,5 +1,6 @@
 # Tests of the toolchain set-up, included from the Makefile; both run from `make test`.
 #   make test-setup-deps   the Debian archive read from apt sources; fetch errors and leftovers
+#                          (the toolchain's and ggml's)
 #   make test-sysheaders   a program including the system headers an engine uses: compiled with
 #                          -Werror from the toolchain's headers only, then run
 
@@ -8,6 +9,7 @@
 test-setup-deps:
 	@tests/setup-deps/test_archive.sh
 	@tests/setup-deps/test_fetch_errors.sh
+	@tests/setup-deps/test_ggml_fetch.sh
 
 SYSHEADERS_BIN := $(BUILD)/sysheaders/engine_headers
 # The fetched toolchain must have the riscv_hwprobe keys for BF16 (Linux >= 6.9 headers); a

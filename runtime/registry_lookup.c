@@ -1,5 +1,7 @@
 #include "registry_lookup.h"
 
+#include "gemm_rvv.h"
+
 static int key_cmp(const struct gr_plan *p, uint64_t n, uint64_t k)
 {
     if (p->n != n)
@@ -33,4 +35,15 @@ const struct gr_plan *gr_pick_plan(const struct gr_shape_plans *s, size_t m)
     if (s->count > 0 && s->plan[s->count - 1]->bucket > 1)
         return s->plan[s->count - 1];
     return NULL;
+}
+
+size_t gemm_rvv_plan_buckets(int64_t n, int64_t k, int64_t *m_buckets, size_t capacity)
+{
+    if (n <= 0 || k <= 0 || n > UINT32_MAX || k > UINT32_MAX)
+        return 0;
+    struct gr_shape_plans plans;
+    gr_find_plans((uint64_t)n, (uint64_t)k, &plans);
+    for (size_t i = 0; i < plans.count && i < capacity && m_buckets; i++)
+        m_buckets[i] = plans.plan[i]->bucket;
+    return plans.count;
 }

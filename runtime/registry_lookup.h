@@ -1,4 +1,4 @@
-/* Finding generated plans by shape key. */
+/* Finding generated plans by shape key, for the calls and for gemm_rvv_plan_buckets. */
 #ifndef GEMM_RVV_REGISTRY_LOOKUP_H
 #define GEMM_RVV_REGISTRY_LOOKUP_H
 

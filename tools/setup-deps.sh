@@ -20,6 +20,9 @@
 #                                            apt sources name (the system's, or the given files)
 #        tools/setup-deps.sh engine          python3-torch and python3-numpy, the example engine's
 #                                            PyTorch reference (make test-engine; 655 MiB)
+#        tools/setup-deps.sh ggml DIR        sid's riscv64 ggml and llama.cpp (headers, libraries,
+#                                            tools, their dependencies, libc) into DIR/ggml/root,
+#                                            python3-gguf into DIR/ggml/python (the ggml plugin)
 # On a machine without dpkg/apt nothing is installed: the packages are named instead.
 set -euo pipefail
 
@@ -29,6 +32,8 @@ TOOLCHAIN_PACKAGES=(patchelf binutils)
 BENCH_PACKAGES=(gnuplot-nox bc jq)
 FUZZ_PACKAGES=(clang-19 libclang-rt-19-dev)
 ENGINE_PACKAGES=(python3-torch python3-numpy)
+# python3-gguf runs on the host's python3; these are the host packages its modules import.
+GGML_HOST_PACKAGES=(python3-numpy python3-yaml python3-tqdm)
 
 GCC_PACKAGES=(gcc-15-riscv64-linux-gnu cpp-15-riscv64-linux-gnu gcc-15-riscv64-linux-gnu-base
   libgcc-15-dev-riscv64-cross binutils-riscv64-linux-gnu binutils-common libbinutils libctf0
@@ -357,6 +362,77 @@ install_sid_qemu() {
   echo "$prefix/usr/bin/qemu-riscv64"
 }
 
+# sid's riscv64 ggml 0.27 and llama.cpp, for the ggml plugin: its headers and libraries to build
+# against, test-backend-ops and the llama tools to run under `qemu-riscv64 -L DIR/ggml/root`.
+GGML_PACKAGES=(libggml0 libggml-dev libllama0 llama.cpp-tools llama.cpp-tools-extra)
+GGUF_PACKAGES=(python3-gguf)
+
+# private_apt_cache DIR ARGS...: apt-cache on the private configuration private_apt uses.
+private_apt_cache() {
+  local dir=$1; shift
+  apt-cache -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts=- \
+    -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
+    -o Dir::State::status="$dir/status" "$@"
+}
+
+# The packages PACKAGEs need to run, themselves included, one a line: `apt-cache depends
+# --recurse` over hard dependencies only; virtual names (<...>) are left out, as their
+# providers are listed too.
+runtime_closure() {
+  local dir=$1 opts=$2; shift 2
+  # shellcheck disable=SC2086
+  private_apt_cache "$dir" $opts depends --recurse --no-recommends --no-suggests \
+      --no-conflicts --no-breaks --no-replaces --no-enhances "$@" |
+    sed -n 's/:riscv64$//; /^[a-z0-9]/p' | sort -u
+}
+
+# Everything is extracted into DIR/ggml (a riscv64 root and a python tree), made in DIR/ggml.tmp
+# and moved into place once whole; the stamp names the packages it was made from.
+install_ggml() {
+  local top=$1 dest="$1/ggml" stamp="$1/ggml/.complete"
+  local want="${GGML_PACKAGES[*]} ${GGUF_PACKAGES[*]}"
+  install_packages "${GGML_HOST_PACKAGES[@]}"
+  mkdir -p "$top"
+  if command -v flock >/dev/null; then exec 9> "$top/.lock"; flock 9; fi
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  command -v dpkg >/dev/null || die "fetching ggml needs Debian's dpkg and apt"
+  local archive uri work="$top/ggml.tmp" deb
+  local opts="-o APT::Architectures::=riscv64 -o APT::Architecture=riscv64"
+  local hint="or install ggml 0.27 and llama.cpp on a riscv64 Debian sid system"
+  archive=$(system_archive) || exit 1
+  uri=${archive% *}
+  say "fetching sid's riscv64 ggml, llama.cpp and python3-gguf from $uri into $dest (one time)"
+  rm -rf "$work"; cleanup_add "$work"; mkdir -p "$work"
+  # The named packages first (apt names any it cannot find), then what they need to run.
+  fetch_debs "$work/apt" "deb [arch=riscv64] $uri sid" "$opts" "ggml and llama.cpp for riscv64" \
+    "$hint" "${GGUF_PACKAGES[@]}" "${GGML_PACKAGES[@]}"
+  local p
+  mkdir -p "$work/python"
+  for p in "${GGUF_PACKAGES[@]}"; do
+    for deb in "$work/apt/debs/${p}"_*.deb; do dpkg -x "$deb" "$work/python"; rm "$deb"; done
+  done
+  local closure needed
+  closure=$(runtime_closure "$work/apt" "$opts" "${GGML_PACKAGES[@]}" 2> "$work/apt/depends.log") ||
+    apt_failed "the dependencies of ggml" sid "$uri" "$work/apt/depends.log" "$hint"
+  needed=$(grep -vxF -f <(printf '%s\n' "${GGML_PACKAGES[@]}") <<< "$closure" || true)
+  # shellcheck disable=SC2086
+  [ -z "$needed" ] || (cd "$work/apt/debs" && private_apt "$work/apt" $opts download $needed) \
+    > "$work/apt/download.log" 2>&1 ||
+    apt_failed "the dependencies of ggml" sid "$uri" "$work/apt/download.log" "$hint"
+  mkdir -p "$work/root"
+  for deb in "$work"/apt/debs/*.deb; do dpkg -x "$deb" "$work/root"; done
+  # The programs ask for /lib/ld-linux-riscv64-lp64d.so.1; a merged-/usr system links /lib.
+  [ -e "$work/root/lib" ] || ln -s usr/lib "$work/root/lib"
+  [ -e "$work/root/lib64" ] || ln -s usr/lib64 "$work/root/lib64"
+  [ -f "$work/root/usr/include/ggml-backend.h" ] || die "libggml-dev gave no ggml-backend.h"
+  echo "$closure" > "$work/root/packages.txt"
+  rm -rf "$dest"; mkdir -p "$dest"
+  mv "$work/root" "$work/python" "$dest/"
+  rm -rf "$work"; cleanup_done "$work"
+  echo "$want" > "$stamp"
+  say "ggml ready: $dest/root (riscv64), $dest/python (python3-gguf)"
+}
+
 # Tests source this file to call its functions one by one; run as a program, it does its job.
 [ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
@@ -384,5 +460,9 @@ case "${1:-}" in
     debian_archive "$@"
     ;;
   engine) install_packages "${ENGINE_PACKAGES[@]}" ;;
-  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | engine | sid-qemu DIR | archive [LIST PARTS]" ;;
+  ggml)
+    [ $# -eq 2 ] || die "usage: $0 ggml DIR"
+    install_ggml "$2"
+    ;;
+  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | engine | sid-qemu DIR | ggml DIR | archive [LIST PARTS]" ;;
 esac

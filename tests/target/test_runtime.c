@@ -330,6 +330,30 @@ static void test_bad_arguments(void **state)
     free(w);
 }
 
+/* The build's plans by shape, as shapes-test.yaml makes them: 1025 x 1025 has the GEMV and
+ * the buckets of M = 3, 13, 31; 50 x 50 and bad sizes have none. */
+static void test_plan_buckets(void **state)
+{
+    (void)state;
+    int64_t b[8] = {0};
+    assert_int_equal(gemm_rvv_plan_buckets(1025, 1025, b, 8), 4);
+    assert_int_equal(b[0], 1);
+    assert_int_equal(b[1], 4);
+    assert_int_equal(b[2], 16);
+    assert_int_equal(b[3], 32);
+    int64_t two[2] = {0, 0}, guard[3] = {0, 0, -7};
+    assert_int_equal(gemm_rvv_plan_buckets(1025, 1025, two, 2), 4);
+    assert_int_equal(two[1], 4);
+    assert_int_equal(gemm_rvv_plan_buckets(1025, 1025, guard, 2), 4);
+    assert_int_equal(guard[2], -7); /* nothing past capacity */
+    assert_int_equal(gemm_rvv_plan_buckets(4096, 4096, NULL, 0), 2);
+    assert_int_equal(gemm_rvv_plan_buckets(FN, FK, b, 8), 0);
+    assert_int_equal(gemm_rvv_plan_buckets(1025, 1024, b, 8), 0);
+    assert_int_equal(gemm_rvv_plan_buckets(0, 1025, b, 8), 0);
+    assert_int_equal(gemm_rvv_plan_buckets(-1025, 1025, b, 8), 0);
+    assert_int_equal(gemm_rvv_plan_buckets(1025 + ((int64_t)1 << 32), 1025, b, 8), 0);
+}
+
 static void test_strings(void **state)
 {
     (void)state;
@@ -402,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_callers),
         cmocka_unit_test(test_m_above_buckets),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_plan_buckets),
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_output_digest),
     };

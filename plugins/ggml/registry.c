@@ -1,0 +1,248 @@
+/* The plugin's entry point (ggml_backend_init, which ggml looks up in the file
+ * GGML_BACKEND_PATH names), its registry, its one device and its backend (stream). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugin.h"
+
+void grg_log(enum ggml_log_level level, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    ggml_log_callback cb = NULL;
+    void *user = NULL;
+    ggml_log_get(&cb, &user);
+    if (cb)
+        cb(level, text, user);
+    else
+        fputs(text, stderr);
+}
+
+/* ---- backend (stream) ---- */
+
+struct grg_stream {
+    uint16_t *scratch; /* activations rounded to BF16 */
+    size_t scratch_len;
+};
+
+static const char *backend_name(ggml_backend_t backend)
+{
+    (void)backend;
+    return GRG_NAME;
+}
+
+static void backend_free(ggml_backend_t backend)
+{
+    struct grg_stream *s = backend->context;
+    free(s->scratch);
+    free(s);
+    free(backend);
+}
+
+static enum ggml_status backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph *graph)
+{
+    struct grg_stream *s = backend->context;
+    for (int i = 0; i < ggml_graph_n_nodes(graph); i++) {
+        struct ggml_tensor *t = ggml_graph_node(graph, i);
+        if (grg_op_is_layout(t->op))
+            continue;
+        if (t->op != GGML_OP_MUL_MAT) {
+            grg_log(GGML_LOG_LEVEL_ERROR, "%s: asked to run %s (%s), which it does not support\n",
+                    GRG_NAME, ggml_op_name(t->op), t->name);
+            return GGML_STATUS_FAILED;
+        }
+        enum ggml_status st = grg_mul_mat(t, &s->scratch, &s->scratch_len);
+        if (st != GGML_STATUS_SUCCESS)
+            return st;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static const struct ggml_backend_i backend_iface = {
+    .name = backend_name,
+    .free = backend_free,
+    .graph_compute = backend_graph_compute,
+};
+
+static ggml_guid backend_guid = {0x67, 0x65, 0x6d, 0x6d, 0x5f, 0x72, 0x76, 0x76,
+                                 0xbf, 0x16, 0x4b, 0x31, 0x9a, 0x0e, 0x52, 0x56};
+
+/* llama.cpp finds this by name and calls it with its thread count; the library's pool is
+ * process-wide, so the last count set holds for every GEMM_RVV backend. */
+static void set_n_threads(ggml_backend_t backend, int n_threads)
+{
+    (void)backend;
+    int before = gemm_rvv_get_threads();
+    gemm_rvv_status s = gemm_rvv_set_threads(n_threads);
+    if (s != GEMM_RVV_OK)
+        grg_log(GGML_LOG_LEVEL_WARN, "%s: %d threads asked: %s (running %d)\n", GRG_NAME,
+                n_threads, gemm_rvv_strerror(s), gemm_rvv_get_threads());
+    else if (gemm_rvv_get_threads() != before)
+        grg_log(GGML_LOG_LEVEL_INFO, "%s: %d threads\n", GRG_NAME, gemm_rvv_get_threads());
+}
+
+/* ---- device ---- */
+
+static const char *device_name(ggml_backend_dev_t dev)
+{
+    (void)dev;
+    return GRG_NAME;
+}
+
+static const char *device_description(ggml_backend_dev_t dev)
+{
+    (void)dev;
+    static char text[96];
+    if (!text[0])
+        snprintf(text, sizeof text, "gemm_rvv %s BF16 Linear kernels (%s)", gemm_rvv_version(),
+                 gemm_rvv_isa());
+    return text;
+}
+
+static void device_memory(ggml_backend_dev_t dev, size_t *free_bytes, size_t *total)
+{
+    (void)dev;
+    long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
+    long avail = sysconf(_SC_AVPHYS_PAGES);
+    *total = page > 0 && pages > 0 ? (size_t)page * (size_t)pages : 0;
+    *free_bytes = page > 0 && avail > 0 ? (size_t)page * (size_t)avail : 0;
+}
+
+static enum ggml_backend_dev_type device_type(ggml_backend_dev_t dev)
+{
+    (void)dev;
+    return GGML_BACKEND_DEVICE_TYPE_ACCEL;
+}
+
+static void device_props(ggml_backend_dev_t dev, struct ggml_backend_dev_props *props)
+{
+    memset(props, 0, sizeof *props);
+    props->name = device_name(dev);
+    props->description = device_description(dev);
+    props->type = device_type(dev);
+    device_memory(dev, &props->memory_free, &props->memory_total);
+}
+
+static ggml_backend_t device_init_backend(ggml_backend_dev_t dev, const char *params)
+{
+    (void)params;
+    ggml_backend_t backend = calloc(1, sizeof *backend);
+    struct grg_stream *s = calloc(1, sizeof *s);
+    if (!backend || !s) {
+        free(backend);
+        free(s);
+        return NULL;
+    }
+    backend->guid = &backend_guid;
+    backend->iface = backend_iface;
+    backend->device = dev;
+    backend->context = s;
+    return backend;
+}
+
+static ggml_backend_buffer_type_t device_buffer_type(ggml_backend_dev_t dev)
+{
+    (void)dev;
+    return grg_buffer_type();
+}
+
+static bool device_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor *op)
+{
+    (void)dev;
+    return grg_supports_op(op);
+}
+
+/* Its own buffers, and any host memory: the library reads activations where they are. */
+static bool device_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft)
+{
+    (void)dev;
+    return grg_is_own_buffer_type(buft) || ggml_backend_buft_is_host(buft);
+}
+
+static struct ggml_backend_device device = {
+    .iface = {
+        .name = device_name,
+        .description = device_description,
+        .memory = device_memory,
+        .type = device_type,
+        .props = device_props,
+        .init_backend = device_init_backend,
+        .buffer_type = device_buffer_type,
+        .supports_op = device_supports_op,
+        .supports_buft = device_supports_buft,
+    },
+};
+
+/* ---- registry ---- */
+
+static const char *reg_name(ggml_backend_reg_t reg)
+{
+    (void)reg;
+    return GRG_NAME;
+}
+
+static size_t reg_device_count(ggml_backend_reg_t reg)
+{
+    (void)reg;
+    return 1;
+}
+
+static ggml_backend_dev_t reg_device(ggml_backend_reg_t reg, size_t index)
+{
+    (void)reg;
+    return index == 0 ? &device : NULL;
+}
+
+static void *reg_proc_address(ggml_backend_reg_t reg, const char *name)
+{
+    (void)reg;
+    if (strcmp(name, "ggml_backend_set_n_threads") == 0) {
+        ggml_backend_set_n_threads_t fn = set_n_threads;
+        return (void *)fn;
+    }
+    return NULL;
+}
+
+static struct ggml_backend_reg registry = {
+    .api_version = GRG_BACKEND_API_VERSION,
+    .iface = {.name = reg_name, .device_count = reg_device_count, .device = reg_device,
+              .proc_address = reg_proc_address},
+};
+
+/* The release ggml reports starts with GRG_GGML_ABI_RELEASE and a dot: the same ABI. */
+static bool same_release(const char *running)
+{
+    size_t len = strlen(GRG_GGML_ABI_RELEASE);
+    return strncmp(running, GRG_GGML_ABI_RELEASE, len) == 0 && running[len] == '.';
+}
+
+__attribute__((visibility("default"))) ggml_backend_reg_t ggml_backend_init(void);
+
+ggml_backend_reg_t ggml_backend_init(void)
+{
+    const char *running = ggml_version();
+    if (!running || !same_release(running)) {
+        grg_log(GGML_LOG_LEVEL_ERROR,
+                "%s: refusing to load: built for ggml %s (backend API version %d), but this "
+                "process runs ggml %s; rebuild the plugin against that ggml\n",
+                GRG_NAME, GRG_GGML_ABI_RELEASE, GRG_BACKEND_API_VERSION,
+                running ? running : "(unknown)");
+        return NULL;
+    }
+    if (gemm_rvv_isa_status() != GEMM_RVV_OK) {
+        grg_log(GGML_LOG_LEVEL_ERROR, "%s: refusing to load: %s (GEMM_RVV_ISA)\n", GRG_NAME,
+                gemm_rvv_strerror(gemm_rvv_isa_status()));
+        return NULL;
+    }
+    device.reg = &registry;
+    grg_buffer_type()->device = &device;
+    grg_log(GGML_LOG_LEVEL_INFO, "%s: loaded into ggml %s: %s, %d threads\n", GRG_NAME, running,
+            device_description(&device), gemm_rvv_get_threads());
+    return &registry;
+}

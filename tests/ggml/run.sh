@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The ggml plugin under sid's QEMU (whose riscv_hwprobe makes ggml load its RVV CPU variant),
+# with sid's ggml 0.27 and its own test program, test-backend-ops:
+#   1. the plugin built for the (N, K) of test-backend-ops' BF16 MUL_MAT cases: every MUL_MAT
+#      case it takes must match ggml's CPU backend, it must take some, and only BF16 x FP32 ones;
+#   2. a plugin built for other shapes: it declines every weight (names them), takes no case;
+#   3. the plugin in a ggml that reports another release: it refuses with a message naming both.
+# Usage: tests/ggml/run.sh PLUGIN OTHER_SHAPES_PLUGIN OTHER_RELEASE_STUB quick|full
+#   quick: VLEN 256 (the K1's); full: also VLEN 128 and 1024, and VLEN 256 with Zvfbfwma.
+# Environment: GGML_ROOT (tools/setup-deps.sh ggml), SID_QEMU, LOG_DIR.
+set -euo pipefail
+
+[ $# -eq 4 ] || { echo "usage: $0 PLUGIN OTHER_PLUGIN OTHER_RELEASE_STUB quick|full" >&2; exit 2; }
+plugin=$(realpath "$1") other=$(realpath "$2") stub=$(realpath "$3") tier=$4
+: "${GGML_ROOT:?GGML_ROOT: the riscv64 root of tools/setup-deps.sh ggml}"
+: "${SID_QEMU:?SID_QEMU: the qemu-riscv64 of tools/setup-deps.sh sid-qemu}"
+LOG_DIR=${LOG_DIR:-build/ggml-test/logs}
+mkdir -p "$LOG_DIR"
+tbo=$GGML_ROOT/usr/libexec/riscv64-linux-gnu/ggml/test-backend-ops
+[ -x "$tbo" ] || { echo "error: $tbo missing: run make ggml-deps" >&2; exit 1; }
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# run LOG CPU PLUGIN [QEMU OPTION...]: test-backend-ops' MUL_MAT tests on GEMM_RVV, the
+# library's threads 3 to begin with.
+run() {
+  local log=$1 cpu=$2 lib=$3; shift 3
+  GGML_BACKEND_PATH=$lib "$SID_QEMU" -L "$GGML_ROOT" -cpu "rv64,v=true,$cpu" \
+    -E GEMM_RVV_THREADS=3 "$@" \
+    "$tbo" test -b GEMM_RVV -o MUL_MAT > "$log" 2>&1
+}
+
+# count LOG: "PASSED TOTAL" of the GEMM_RVV backend's summary line.
+count() { sed -n 's/^  \([0-9]*\)\/\([0-9]*\) tests passed$/\1 \2/p' "$1" | tail -n 1; }
+
+served() {
+  local cpu=$1 name=$2 log="$LOG_DIR/backend-ops-$2.log" rc=0 passed total
+  run "$log" "$cpu" "$plugin" || rc=$?
+  read -r passed total <<< "$(count "$log")"
+  if [ "$rc" -ne 0 ] || [ -z "${total:-}" ] || [ "$passed" != "$total" ]; then
+    fail "$name: test-backend-ops exit $rc, ${passed:-none}/${total:-none} passed ($log)"
+    grep -E 'FAIL|error' "$log" | head -5
+    return
+  fi
+  [ "$total" -gt 0 ] || fail "$name: GEMM_RVV took no MUL_MAT case ($log)"
+  local foreign
+  foreign=$(grep 'MUL_MAT(' "$log" | grep -v 'not supported' | grep -vc 'type_a=bf16,type_b=f32' || true)
+  [ "$foreign" -eq 0 ] || fail "$name: $foreign cases other than BF16 x FP32 ran on GEMM_RVV"
+  grep -q 'plan M <= [0-9]* serves' "$log" || fail "$name: the log names no plan serving"
+  # The library starts with GEMM_RVV_THREADS=3; test-backend-ops sets its own count through
+  # the set-threads entry it finds by name.
+  grep -q '^GEMM_RVV: loaded into ggml .*, 3 threads$' "$log" && grep -qE '^GEMM_RVV: [0-9]+ threads$' "$log" ||
+    fail "$name: the thread count test-backend-ops set did not reach the library"
+  local bf16
+  bf16=$(grep -c 'MUL_MAT(type_a=bf16' "$log" || true)
+  echo "$name: $passed/$total MUL_MAT cases ran on GEMM_RVV and matched the CPU backend" \
+       "($bf16 BF16-weight cases listed, the rest declined)"
+}
+
+declined() {
+  local log="$LOG_DIR/backend-ops-other-shapes.log" rc=0 passed total
+  run "$log" vlen=256 "$other" || rc=$?
+  read -r passed total <<< "$(count "$log")"
+  [ "$rc" -eq 0 ] || fail "other shapes: test-backend-ops exit $rc ($log)"
+  [ "${total:-x}" = 0 ] || fail "other shapes: GEMM_RVV took ${total:-none} cases, expected none ($log)"
+  grep -q 'GEMM_RVV: declines .*no plan' "$log" || fail "other shapes: no declined weight named ($log)"
+  ! grep -q 'GEMM_RVV: packed' "$log" || fail "other shapes: a weight was packed ($log)"
+  echo "other shapes: $(grep -c 'GEMM_RVV: declines' "$log") weights declined, none taken"
+}
+
+refused() {
+  local log="$LOG_DIR/backend-ops-other-release.log" rc=0
+  run "$log" vlen=256 "$plugin" -E "LD_PRELOAD=$stub" || rc=$?
+  [ "$rc" -eq 0 ] || fail "other release: test-backend-ops exit $rc ($log)"
+  grep -q 'GEMM_RVV: refusing to load: built for ggml 0.27 (backend API version 3), but this process runs ggml 0.21.0' "$log" ||
+    fail "other release: no refusal naming both versions ($log)"
+  ! grep -q 'loaded GEMM_RVV backend' "$log" || fail "other release: the plugin was loaded ($log)"
+  echo "other release: refused ($(grep -o 'refusing to load.*0\.21\.0' "$log"))"
+}
+
+served vlen=256 vlen256
+declined
+refused
+if [ "$tier" = full ]; then
+  served vlen=128 vlen128
+  served vlen=1024 vlen1024
+  served vlen=256,zvfbfmin=true,zvfbfwma=true vlen256-zvfbfwma
+  grep -q 'BF16 Linear kernels (zvfbfwma)' "$LOG_DIR/backend-ops-vlen256-zvfbfwma.log" ||
+    fail "zvfbfwma: the plugin did not pick the Zvfbfwma kernels"
+fi
+[ "$failures" -eq 0 ] || { echo "test-ggml: $failures failed"; exit 1; }
+echo "test-ggml ($tier): passed"
