@@ -88,6 +88,25 @@ static void json_string(struct text *t, const char *s)
     text_append(t, "\"", 1);
 }
 
+/* `text` as it may stand inside a C comment: printable ASCII but for '*' and '\\' as it is,
+ * every other byte as \\xNN, so no path can end the comment, open a nested one or break the
+ * line. Returns a copy (caller frees), or NULL when out of memory. */
+static char *comment_text(const char *text)
+{
+    size_t len = strlen(text);
+    char *out = malloc(4 * len + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c >= 0x20 && *c < 0x7f && *c != '*' && *c != '\\')
+            *o++ = (char)*c;
+        else
+            o += sprintf(o, "\\x%02x", *c);
+    }
+    *o = '\0';
+    return out;
+}
+
 /* ---- the contract and the micro-kernels --------------------------------------------------- */
 
 static int expand(struct text *out, char *const *templates, int which,
@@ -371,12 +390,22 @@ static void manifest_file(struct text *out, const struct shapes *s, const struct
     text_printf(out, "\n  ]\n}\n");
 }
 
-int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_options *o)
+int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_options *given)
 {
     char *templates[T_COUNT] = {0};
     struct out_dir dir;
     struct text t = {0};
     int rc = -1;
+    /* The C files name the shapes file through comment_text; the manifest as it is. */
+    struct emit_options in_c = *given;
+    const struct emit_options *o = &in_c;
+    char *shown = comment_text(given->shapes_path);
+    if (!shown) {
+        struct diag d = {given->shapes_path, stderr, 0};
+        diag_out_of_memory(&d);
+        return -1;
+    }
+    in_c.shapes_path = shown;
 
     for (int i = 0; i < T_COUNT; i++) {
         char path[4096];
@@ -412,7 +441,7 @@ int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_op
     if (write_whole(&dir, "registry.c", &t) != 0)
         goto fail;
     t.len = 0;
-    manifest_file(&t, s, p, o);
+    manifest_file(&t, s, p, given);
     if (write_whole(&dir, "manifest.json", &t) != 0)
         goto fail;
     if (out_dir_commit(&dir) != 0)
@@ -423,6 +452,7 @@ fail:
     out_dir_abort(&dir);
 out:
     text_free(&t);
+    free(shown);
     for (int i = 0; i < T_COUNT; i++)
         free(templates[i]);
     return rc;

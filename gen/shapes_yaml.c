@@ -524,7 +524,8 @@ static void top_key(struct reader *r, const char *key, yaml_node_t *value, void 
 {
     struct top_ctx *c = ctx;
     if (strcmp(key, "model") == 0) {
-        if (value->type != YAML_SCALAR_NODE || value->data.scalar.length == 0)
+        if (value->type != YAML_SCALAR_NODE || value->data.scalar.length == 0 ||
+            strlen(scalar_text(value)) != value->data.scalar.length)
             expected(r, value, "model", "a name");
         else if (!(r->s->model = strdup(scalar_text(value))))
             out_of_memory(r);

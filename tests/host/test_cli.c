@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -389,6 +390,30 @@ static void test_write_failure_leaves_nothing(void **state)
     assert_false(exists_in_work("kept."));
 }
 
+/* The shapes file's path goes into comments of the C files: a '*' (ending a comment or
+ * opening one) and a line break are written as \xNN, and the files still compile. The
+ * manifest keeps the path as it is. */
+static void test_path_in_comments(void **state)
+{
+    (void)state;
+    char dir[512], cmd[1024], *out;
+    snprintf(dir, sizeof dir, "%s/p*\nx", work);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    write_file("p*\nx/s.yaml", shapes);
+    assert_int_equal(gen("-o out 'p*'?x/s.yaml", &out), 0); /* ? matches the line break */
+    free(out);
+    char *registry = read_file("out/registry.c");
+    assert_non_null(registry);
+    assert_non_null(strstr(registry, " from p\\x2a\\x0ax/s.yaml. Do not edit."));
+    free(registry);
+    char *manifest = read_file("out/manifest.json");
+    assert_non_null(strstr(manifest, "\"source\": \"p*\\u000ax/s.yaml\""));
+    free(manifest);
+    snprintf(cmd, sizeof cmd, "cd '%s/out' && for f in registry.c bf16_gemv_m1_n4096_k4096.c; do "
+             "cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -I. $f || exit 1; done", work);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_output_folder_guarded),
         cmocka_unit_test(test_write_failure_leaves_nothing),
+        cmocka_unit_test(test_path_in_comments),
     };
     return cmocka_run_group_tests_name("gemm-rvv-gen", tests, setup, teardown);
 }
