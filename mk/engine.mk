@@ -34,8 +34,8 @@ SHAPES_ARGS_shapes.yaml              := --model Qwen3-0.6B --batch 1,4,16 --pref
 models: $(SHAPES_BIN)
 	@set -e; $(foreach f,$(MODEL_SHAPES),$(SHAPES_BIN) -o $(f) $(SHAPES_ARGS_$(f)); echo "wrote $(f)";)
 
-test-models: $(SHAPES_BIN)
-	@tests/engine/check-shapes-tool.sh $(SHAPES_BIN)
+test-models: $(SHAPES_BIN) $(GEN_BIN)
+	@tests/engine/check-shapes-tool.sh $(SHAPES_BIN) $(GEN_BIN)
 	@set -e; $(foreach f,$(MODEL_SHAPES),$(SHAPES_BIN) $(SHAPES_ARGS_$(f)) | diff -u $(f) - || \
 	  { echo "error: $(f) is out of step with its config.json: run make models"; exit 1; };) \
 	  echo "models: $(words $(MODEL_SHAPES)) shapes files in step with their config.json"
