@@ -215,8 +215,16 @@ int model_config_load(const char *path, model_config *out, char *err, size_t err
     }
     read_architecture(&r, &c);
     json_t *name = json_object_get(r.root, "_name_or_path");
-    if (json_is_string(name))
-        snprintf(c.name_or_path, sizeof c.name_or_path, "%s", json_string_value(name));
+    if (json_is_string(name)) {
+        /* A long name is cut where a UTF-8 character starts, so what is kept stays UTF-8. */
+        const char *v = json_string_value(name);
+        size_t n = strlen(v);
+        if (n >= sizeof c.name_or_path)
+            for (n = sizeof c.name_or_path - 1; n > 0 && ((unsigned char)v[n] & 0xc0) == 0x80;)
+                n--;
+        memcpy(c.name_or_path, v, n);
+        c.name_or_path[n] = '\0';
+    }
     c.hidden = positive(&r, r.root, "hidden_size", 0);
     c.intermediate = positive(&r, r.root, "intermediate_size", 0);
     c.layers = positive(&r, r.root, "num_hidden_layers", 0);
