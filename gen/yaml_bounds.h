@@ -12,7 +12,7 @@
 /* A real shapes file is a few KB and nests 4 deep (top mapping, layers, a layer, its M list);
  * these leave room for 200,000 layers. */
 #ifndef SHAPES_FILE_MAX
-#define SHAPES_FILE_MAX (16ul << 20) /* bytes */
+#define SHAPES_FILE_MAX (32ul << 20) /* bytes */
 #endif
 #ifndef SHAPES_DEPTH_MAX
 #define SHAPES_DEPTH_MAX 32 /* nested lists and mappings */

@@ -325,7 +325,7 @@ static void test_bounds(void **state)
     free(b.data);
 }
 
-/* A file over 16 MiB is refused where it crosses the bound, before it is parsed. */
+/* A file over 32 MiB is refused where it crosses the bound, before it is parsed. */
 static void test_file_too_large(void **state)
 {
     (void)state;
@@ -335,7 +335,7 @@ static void test_file_too_large(void **state)
     FILE *f = fdopen(fd, "w");
     assert_non_null(f);
     fputs("layers:\n", f);
-    for (int i = 0; ftell(f) < (17l << 20); i++)
+    for (int i = 0; ftell(f) < (33l << 20); i++)
         fprintf(f, "  - {name: layer%d, N: 4096, K: 4096, M: [1, 16]}\n", i);
     fclose(f);
     char *messages = NULL;
@@ -346,7 +346,7 @@ static void test_file_too_large(void **state)
     assert_int_equal(shapes_read_file(path, &d, &s), -1);
     fclose(out);
     unlink(path);
-    assert_string_equal(messages, "big.yaml:312748:35: error: the file goes on past 16 MiB here, "
+    assert_string_equal(messages, "big.yaml:623437:45: error: the file goes on past 32 MiB here, "
                                   "more than a shapes file may hold\n");
     assert_null(s.layers);
     free(messages);
