@@ -156,7 +156,10 @@ $(SAN_DIR)/tests/%: tests/host/%.c tests/host/alloc_fail.c tests/host/alloc_fail
 	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $(HOST_CPPFLAGS) -Itests/host \
 	  -DGEN_BIN='"$(abspath $(SAN_GEN_BIN))"' -DGEN_PLAIN_BIN='"$(abspath $(GEN_BIN))"' \
 	  -DTESTS_DIR='"$(CURDIR)/tests"' \
-	  $< tests/host/alloc_fail.c $(SAN_OBJS) $(HOOK_LDFLAGS) -l:libyaml.a -lcmocka -o $@
+	  $< tests/host/alloc_fail.c $(SAN_OBJS) $(HOOK_LDFLAGS) $(HOST_TEST_LDFLAGS) -l:libyaml.a -lcmocka -o $@
+
+# The output folder's test watches the order of fsync and rename.
+$(SAN_DIR)/tests/test_emit: HOST_TEST_LDFLAGS = -Wl,--wrap=fsync,--wrap=rename
 
 test-host: $(HOST_TESTS)
 	@set -e; for t in $(HOST_TESTS); do echo "=== $$t ==="; $$t; done

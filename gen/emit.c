@@ -1,12 +1,10 @@
 #include "emit.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "out_dir.h"
 #include "template.h"
 #include "gemm_rvv_version.h"
 
@@ -65,21 +63,14 @@ static char *read_whole(const char *path)
     return t.data;
 }
 
-static int write_whole(const char *dir, const char *name, const struct text *t)
+static int write_whole(struct out_dir *dir, const char *name, const struct text *t)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
     if (t->failed) { /* an allocation failed while it was built: it is cut short */
-        struct diag d = {path, stderr, 0};
+        struct diag d = {name, stderr, 0};
         diag_out_of_memory(&d);
         return -1;
     }
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(t->data, 1, t->len, f) != t->len || fclose(f) != 0) {
-        fprintf(stderr, "gemm-rvv-gen: error: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return out_dir_write(dir, name, t->data, t->len);
 }
 
 static void json_string(struct text *t, const char *s)
@@ -95,6 +86,25 @@ static void json_string(struct text *t, const char *s)
             text_append(t, s, 1);
     }
     text_append(t, "\"", 1);
+}
+
+/* `text` as it may stand inside a C comment: printable ASCII but for '*' and '\\' as it is,
+ * every other byte as \\xNN, so no path can end the comment, open a nested one or break the
+ * line. Returns a copy (caller frees), or NULL when out of memory. */
+static char *comment_text(const char *text)
+{
+    size_t len = strlen(text);
+    char *out = malloc(4 * len + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c >= 0x20 && *c < 0x7f && *c != '*' && *c != '\\')
+            *o++ = (char)*c;
+        else
+            o += sprintf(o, "\\x%02x", *c);
+    }
+    *o = '\0';
+    return out;
 }
 
 /* ---- the contract and the micro-kernels --------------------------------------------------- */
@@ -380,60 +390,22 @@ static void manifest_file(struct text *out, const struct shapes *s, const struct
     text_printf(out, "\n  ]\n}\n");
 }
 
-/* ---- the folder swap ---------------------------------------------------------------------- */
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void remove_tree(const char *path)
-{
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Moves the finished folder into place; an earlier output is removed only after that. */
-static int replace_dir(const char *tmp, const char *out)
-{
-    char old[4096];
-    snprintf(old, sizeof old, "%s.old-%ld", out, (long)getpid());
-    int had_old = rename(out, old) == 0;
-    if (rename(tmp, out) != 0) {
-        fprintf(stderr, "gemm-rvv-gen: error: cannot move %s to %s: %s\n", tmp, out,
-                strerror(errno));
-        if (had_old)
-            rename(old, out);
-        return -1;
-    }
-    if (had_old)
-        remove_tree(old);
-    return 0;
-}
-
-static int make_parents(const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return 0;
-}
-
-int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_options *o)
+int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_options *given)
 {
     char *templates[T_COUNT] = {0};
-    char tmp[4096];
+    struct out_dir dir;
     struct text t = {0};
     int rc = -1;
+    /* The C files name the shapes file through comment_text; the manifest as it is. */
+    struct emit_options in_c = *given;
+    const struct emit_options *o = &in_c;
+    char *shown = comment_text(given->shapes_path);
+    if (!shown) {
+        struct diag d = {given->shapes_path, stderr, 0};
+        diag_out_of_memory(&d);
+        return -1;
+    }
+    in_c.shapes_path = shown;
 
     for (int i = 0; i < T_COUNT; i++) {
         char path[4096];
@@ -445,20 +417,15 @@ int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_op
             goto out;
         }
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", o->out_dir);
-    if (make_parents(tmp) != 0 || !mkdtemp(tmp)) {
-        fprintf(stderr, "gemm-rvv-gen: error: cannot create a folder beside %s: %s\n",
-                o->out_dir, strerror(errno));
+    if (out_dir_begin(&dir, o->out_dir) != 0)
         goto out;
-    }
-    chmod(tmp, 0755);
     t.len = 0;
-    if (contract_file(&t, templates, o) != 0 || write_whole(tmp, "gr_contract.h", &t) != 0)
+    if (contract_file(&t, templates, o) != 0 || write_whole(&dir, "gr_contract.h", &t) != 0)
         goto fail;
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         t.len = 0;
         if (tiles_file(&t, templates, &variants[i], p, o) != 0 ||
-            write_whole(tmp, variants[i].file, &t) != 0)
+            write_whole(&dir, variants[i].file, &t) != 0)
             goto fail;
     }
     for (size_t i = 0; i < p->row_count; i++) {
@@ -466,25 +433,26 @@ int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_op
         t.len = 0;
         plan_file(&t, &p->rows[i], i, s, p, o);
         snprintf(name, sizeof name, "%s.c", p->rows[i].name);
-        if (write_whole(tmp, name, &t) != 0)
+        if (write_whole(&dir, name, &t) != 0)
             goto fail;
     }
     t.len = 0;
     registry_file(&t, p, o);
-    if (write_whole(tmp, "registry.c", &t) != 0)
+    if (write_whole(&dir, "registry.c", &t) != 0)
         goto fail;
     t.len = 0;
-    manifest_file(&t, s, p, o);
-    if (write_whole(tmp, "manifest.json", &t) != 0)
+    manifest_file(&t, s, p, given);
+    if (write_whole(&dir, "manifest.json", &t) != 0)
         goto fail;
-    if (replace_dir(tmp, o->out_dir) != 0)
+    if (out_dir_commit(&dir) != 0)
         goto fail;
     rc = 0;
     goto out;
 fail:
-    remove_tree(tmp);
+    out_dir_abort(&dir);
 out:
     text_free(&t);
+    free(shown);
     for (int i = 0; i < T_COUNT; i++)
         free(templates[i]);
     return rc;

@@ -8,6 +8,8 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "yaml_bounds.h"
+
 #define NAME_MAX_LEN 128
 
 /* Layer names seen so far, for merging repeated layers in constant time: open addressing
@@ -496,11 +498,22 @@ static void target_key(struct reader *r, const char *key, yaml_node_t *value, vo
     char what[40];
     snprintf(what, sizeof what, "target.%s", key);
     uint64_t *field = target_field(&r->s->target, key);
-    if (read_uint(r, value, what, 1, 999999999, field) != 0)
+    read_uint(r, value, what, 1, 999999999, field);
+}
+
+/* The fields are checked together once all are read: one depends on another (dlen <= vlen),
+ * whatever order the file gives them in. */
+static void read_target(struct reader *r, yaml_node_t *node)
+{
+    if (node->type != YAML_MAPPING_NODE) {
+        expected(r, node, "target", "a mapping such as {l2_kib: 128, vlen: 256}");
         return;
+    }
+    int errors_before = r->d->errors;
+    walk_mapping(r, node, "in target", target_field_names, target_key, NULL);
     const char *bad = target_check(&r->s->target);
-    if (bad[0])
-        diag_error(r->d, line_of(value), col_of(value), "target: %s", bad);
+    if (r->d->errors == errors_before && bad[0])
+        diag_error(r->d, line_of(node), col_of(node), "target: %s", bad);
 }
 
 struct top_ctx {
@@ -511,7 +524,8 @@ static void top_key(struct reader *r, const char *key, yaml_node_t *value, void 
 {
     struct top_ctx *c = ctx;
     if (strcmp(key, "model") == 0) {
-        if (value->type != YAML_SCALAR_NODE || value->data.scalar.length == 0)
+        if (value->type != YAML_SCALAR_NODE || value->data.scalar.length == 0 ||
+            strlen(scalar_text(value)) != value->data.scalar.length)
             expected(r, value, "model", "a name");
         else if (!(r->s->model = strdup(scalar_text(value))))
             out_of_memory(r);
@@ -523,10 +537,7 @@ static void top_key(struct reader *r, const char *key, yaml_node_t *value, void 
     } else if (strcmp(key, "buckets") == 0) {
         read_buckets(r, value);
     } else if (strcmp(key, "target") == 0) {
-        if (value->type != YAML_MAPPING_NODE)
-            expected(r, value, "target", "a mapping such as {l2_kib: 128, vlen: 256}");
-        else
-            walk_mapping(r, value, "in target", target_field_names, target_key, NULL);
+        read_target(r, value);
     } else {
         c->have_layers = 1;
         read_layers(r, value);
@@ -551,19 +562,6 @@ static void read_root(struct reader *r, yaml_node_t *root)
         diag_error(r->d, line_of(root), col_of(root), "no \"layers\" list in the file");
 }
 
-/* libyaml's own failures: a malformed file, or an allocation inside libyaml. Its loader
- * leaves the error at YAML_NO_ERROR when its copy of a default tag fails (libyaml 0.2.5). */
-static void parser_error(struct diag *d, const yaml_parser_t *parser)
-{
-    if (parser->error == YAML_MEMORY_ERROR || parser->error == YAML_NO_ERROR) {
-        diag_out_of_memory(d);
-        return;
-    }
-    diag_error(d, (int)parser->problem_mark.line + 1, (int)parser->problem_mark.column + 1,
-               "malformed YAML: %s%s%s", parser->problem ? parser->problem : "parse error",
-               parser->context ? " " : "", parser->context ? parser->context : "");
-}
-
 static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out)
 {
     yaml_document_t doc, extra;
@@ -576,7 +574,7 @@ static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out
     out->target = target_default();
 
     if (!yaml_parser_load(parser, &doc)) {
-        parser_error(d, parser);
+        yaml_report_error(d, parser);
         return -1;
     }
     yaml_node_t *root = yaml_document_get_root_node(&doc);
@@ -593,7 +591,7 @@ static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out
                            "a second YAML document; a shapes file holds one");
             yaml_document_delete(&extra);
         } else {
-            parser_error(d, parser);
+            yaml_report_error(d, parser);
         }
     }
     yaml_document_delete(&doc);
@@ -606,44 +604,75 @@ static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out
     return 0;
 }
 
-/* Sets up a parser (its input is set next). Returns 0, or -1 after reporting. */
-static int start_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out)
-{
-    if (yaml_parser_initialize(parser))
-        return 0;
-    diag_out_of_memory(d);
-    memset(out, 0, sizeof *out);
-    return -1;
-}
-
 int shapes_read_buffer(const char *text, size_t len, struct diag *d, struct shapes *out)
 {
-    yaml_parser_t parser;
-    if (start_parser(&parser, d, out) != 0)
+    memset(out, 0, sizeof *out);
+    if (yaml_check_bounds(text, len, d) != 0)
         return -1;
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        diag_out_of_memory(d);
+        return -1;
+    }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int rc = read_parser(&parser, d, out);
     yaml_parser_delete(&parser);
     return rc;
 }
 
+/* The file's bytes, at most SHAPES_FILE_MAX + 1 of them (enough to say it is too large), in
+ * *text (caller frees). Returns 0, or -1 after reporting. */
+static int slurp(FILE *f, struct diag *d, char **text, size_t *len)
+{
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+    for (;;) {
+        if (n == cap) {
+            size_t want = cap ? 2 * cap : 65536;
+            if (want > SHAPES_FILE_MAX + 1)
+                want = SHAPES_FILE_MAX + 1;
+            if (want == cap)
+                break;
+            char *bigger = realloc(buf, want);
+            if (!bigger) {
+                free(buf);
+                diag_out_of_memory(d);
+                return -1;
+            }
+            buf = bigger;
+            cap = want;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        diag_error(d, 0, 0, "cannot read: %s", strerror(errno));
+        free(buf);
+        return -1;
+    }
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
 int shapes_read_file(const char *path, struct diag *d, struct shapes *out)
 {
+    memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f) {
         diag_error(d, 0, 0, "cannot open: %s", strerror(errno));
-        memset(out, 0, sizeof *out);
         return -1;
     }
-    yaml_parser_t parser;
-    if (start_parser(&parser, d, out) != 0) {
-        fclose(f);
-        return -1;
-    }
-    yaml_parser_set_input_file(&parser, f);
-    int rc = read_parser(&parser, d, out);
-    yaml_parser_delete(&parser);
+    char *text;
+    size_t len;
+    int rc = slurp(f, d, &text, &len);
     fclose(f);
+    if (rc != 0)
+        return -1;
+    rc = shapes_read_buffer(text, len, d, out);
+    free(text);
     return rc;
 }
 

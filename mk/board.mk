@@ -6,7 +6,7 @@
 BOARD_BENCH    := $(BUILD)/board/gemm-rvv-bench
 BOARD_SRCS     := $(wildcard bench/board/*.c)
 # The generator's shapes-file reader, compiled for the target: --shapes takes the same files.
-BOARD_GEN_SRCS := gen/shapes_yaml.c gen/diag.c gen/gate.c gen/target.c
+BOARD_GEN_SRCS := gen/shapes_yaml.c gen/yaml_bounds.c gen/diag.c gen/gate.c gen/target.c
 BOARD_OBJS     := $(patsubst %.c,$(BUILD)/board/obj/%.o,$(BOARD_SRCS) $(BOARD_GEN_SRCS)) \
                   $(BUILD)/board/obj/default_shapes.o
 BOARD_CPPFLAGS := -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -Iinclude -Igen -Ibench/board

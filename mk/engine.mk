@@ -34,8 +34,8 @@ SHAPES_ARGS_shapes.yaml              := --model Qwen3-0.6B --batch 1,4,16 --pref
 models: $(SHAPES_BIN)
 	@set -e; $(foreach f,$(MODEL_SHAPES),$(SHAPES_BIN) -o $(f) $(SHAPES_ARGS_$(f)); echo "wrote $(f)";)
 
-test-models: $(SHAPES_BIN)
-	@tests/engine/check-shapes-tool.sh $(SHAPES_BIN)
+test-models: $(SHAPES_BIN) $(GEN_BIN)
+	@tests/engine/check-shapes-tool.sh $(SHAPES_BIN) $(GEN_BIN)
 	@set -e; $(foreach f,$(MODEL_SHAPES),$(SHAPES_BIN) $(SHAPES_ARGS_$(f)) | diff -u $(f) - || \
 	  { echo "error: $(f) is out of step with its config.json: run make models"; exit 1; };) \
 	  echo "models: $(words $(MODEL_SHAPES)) shapes files in step with their config.json"
@@ -96,3 +96,18 @@ test-engine: test-models $(ENGINE_TEST)/gemm-rvv-engine $(ENGINE_TEST)/models/.m
 
 check-engine: test-models $(ENGINE_TEST)/gemm-rvv-engine $(ENGINE_TEST)/models/.made
 	$(call check_engine,llama qwen2 qwen3,vlen=128 vlen=256 vlen=256:disable)
+
+# ---- the engine on the host, under AddressSanitizer + UBSan ------------------------------------
+# Linked against the host runtime (mk/host-runtime.mk: fallback only), so that its reading and
+# error paths run with leak checks in seconds, without QEMU or PyTorch: bad model folders made
+# by the test itself (a FIFO, an oversized header, bad arguments), each ending without a leak.
+ENGINE_HOST := $(BUILD)/engine-host/gemm-rvv-engine
+$(ENGINE_HOST): $(ENGINE_SRCS) $(ENGINE_HDRS) $(HOST_RT)/asan/libgemm_rvv.a
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_RT_CFLAGS) $(HOST_RT_SAN_asan) -D_POSIX_C_SOURCE=200809L -Iinclude -I$(HOST_RT)/gen \
+	  $(ENGINE_SRCS) tests/host-runtime/no_vector_variant.c $(HOST_RT)/asan/libgemm_rvv.a \
+	  -ljansson -lpthread -lm -o $@
+
+.PHONY: test-engine-host
+test-engine-host: $(ENGINE_HOST)
+	@tests/engine/check-engine-host.sh $(ENGINE_HOST)

@@ -2,11 +2,15 @@
  * defaults of transformers' configuration classes where a key is absent. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct reader {
     const char *path;
@@ -161,16 +165,49 @@ void json_error_report(const char *path, const json_error_t *e, char *err, size_
         snprintf(err, err_size, "%s:%d:%d: %s", path, e->line, e->column, e->text);
 }
 
+int open_regular_file(const char *path, struct stat *st, char *err, size_t err_size)
+{
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, err_size, "unable to open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        snprintf(err, err_size, "%s: not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+json_t *json_load_regular(const char *path, size_t flags, char *err, size_t err_size)
+{
+    struct stat st;
+    int fd = open_regular_file(path, &st, err, err_size);
+    if (fd < 0)
+        return NULL;
+    if (st.st_size > JSON_FILE_MAX) {
+        snprintf(err, err_size, "%s: %lld bytes, more than the %d MiB a JSON file of a model may "
+                 "hold", path, (long long)st.st_size, JSON_FILE_MAX >> 20);
+        close(fd);
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadfd(fd, flags, &jerr);
+    close(fd);
+    if (!root)
+        json_error_report(path, &jerr, err, err_size);
+    return root;
+}
+
 int model_config_load(const char *path, model_config *out, char *err, size_t err_size)
 {
     model_config c = {0};
     reader r = {.path = path, .err = err, .err_size = err_size};
-    json_error_t jerr;
-    r.root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!r.root) {
-        json_error_report(path, &jerr, err, err_size);
+    r.root = json_load_regular(path, JSON_REJECT_DUPLICATES, err, err_size);
+    if (!r.root)
         return 1;
-    }
     if (!json_is_object(r.root)) {
         fail(&r, "the top level must be an object");
         json_decref(r.root);
@@ -178,8 +215,16 @@ int model_config_load(const char *path, model_config *out, char *err, size_t err
     }
     read_architecture(&r, &c);
     json_t *name = json_object_get(r.root, "_name_or_path");
-    if (json_is_string(name))
-        snprintf(c.name_or_path, sizeof c.name_or_path, "%s", json_string_value(name));
+    if (json_is_string(name)) {
+        /* A long name is cut where a UTF-8 character starts, so what is kept stays UTF-8. */
+        const char *v = json_string_value(name);
+        size_t n = strlen(v);
+        if (n >= sizeof c.name_or_path)
+            for (n = sizeof c.name_or_path - 1; n > 0 && ((unsigned char)v[n] & 0xc0) == 0x80;)
+                n--;
+        memcpy(c.name_or_path, v, n);
+        c.name_or_path[n] = '\0';
+    }
     c.hidden = positive(&r, r.root, "hidden_size", 0);
     c.intermediate = positive(&r, r.root, "intermediate_size", 0);
     c.layers = positive(&r, r.root, "num_hidden_layers", 0);

@@ -36,6 +36,17 @@ int model_config_load(const char *path, model_config *out, char *err, size_t err
 struct json_error_t;
 void json_error_report(const char *path, const struct json_error_t *e, char *err, size_t err_size);
 
+/* Opens `path` for reading if it is a regular file (a FIFO or device would block or never
+ * end), filling *st. Returns the descriptor, or -1 with a message in err. */
+struct stat;
+int open_regular_file(const char *path, struct stat *st, char *err, size_t err_size);
+
+/* A JSON file (config.json, an index) of at most JSON_FILE_MAX bytes, through
+ * open_regular_file. Returns NULL with a message in err. */
+enum { JSON_FILE_MAX = 16 << 20 };
+struct json_t;
+struct json_t *json_load_regular(const char *path, size_t flags, char *err, size_t err_size);
+
 /* Query and key/value widths: heads * head_dim and kv_heads * head_dim. */
 static inline int64_t model_q_dim(const model_config *c) { return c->heads * c->head_dim; }
 static inline int64_t model_kv_dim(const model_config *c) { return c->kv_heads * c->head_dim; }

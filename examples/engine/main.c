@@ -197,26 +197,24 @@ static void report(const model_config *c, const model_weights *w, const options 
     gemm_rvv_counters_print(stdout);
 }
 
-int main(int argc, char **argv)
+/* Loads the model and runs the request; the caller frees what parse_args allocated. */
+static int run(const options *o)
 {
-    options o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc)
-        return rc;
+    int rc;
     char path[4096], err[1024];
-    snprintf(path, sizeof path, "%s/config.json", o.model_dir);
+    snprintf(path, sizeof path, "%s/config.json", o->model_dir);
     model_config c;
     if (model_config_load(path, &c, err, sizeof err)) {
         fprintf(stderr, "%s: error: %s\n", program, err);
         return 1;
     }
-    if (check_request(&c, &o))
+    if (check_request(&c, o))
         return 1;
-    if (o.threads && gemm_rvv_set_threads(o.threads) != GEMM_RVV_OK)
-        fprintf(stderr, "%s: warning: not all %d threads could be started\n", program, o.threads);
+    if (o->threads && gemm_rvv_set_threads(o->threads) != GEMM_RVV_OK)
+        fprintf(stderr, "%s: warning: not all %d threads could be started\n", program, o->threads);
     double t0 = now();
     model_weights w;
-    if (weights_load(&w, &c, o.model_dir, err, sizeof err)) {
+    if (weights_load(&w, &c, o->model_dir, err, sizeof err)) {
         fprintf(stderr, "%s: error: %s\n", program, err);
         return 1;
     }
@@ -228,23 +226,32 @@ int main(int argc, char **argv)
             now() - t0);
 
     FILE *logits_out = NULL;
-    if (o.logits_path && !(logits_out = fopen(o.logits_path, "wb"))) {
-        fprintf(stderr, "%s: error: cannot write %s: %s\n", program, o.logits_path, strerror(errno));
+    if (o->logits_path && !(logits_out = fopen(o->logits_path, "wb"))) {
+        fprintf(stderr, "%s: error: cannot write %s: %s\n", program, o->logits_path, strerror(errno));
         weights_free(&w, &c);
         return 1;
     }
-    int32_t *generated = malloc((size_t)o.steps * sizeof *generated);
+    int32_t *generated = malloc((size_t)o->steps * sizeof *generated);
     double prefill_s = 0, decode_s = 0;
     gemm_rvv_counters_reset();
-    rc = !generated || generate(&c, &w, &o, logits_out, generated, &prefill_s, &decode_s);
+    rc = !generated || generate(&c, &w, o, logits_out, generated, &prefill_s, &decode_s);
     if (logits_out && fclose(logits_out) && !rc) {
-        fprintf(stderr, "%s: error: cannot write %s\n", program, o.logits_path);
+        fprintf(stderr, "%s: error: cannot write %s\n", program, o->logits_path);
         rc = 1;
     }
     if (!rc)
-        report(&c, &w, &o, generated, prefill_s, decode_s);
+        report(&c, &w, o, generated, prefill_s, decode_s);
     free(generated);
-    free(o.prompt);
     weights_free(&w, &c);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse_args(argc, argv, &o);
+    if (!rc)
+        rc = run(&o);
+    free(o.prompt);
     return rc;
 }

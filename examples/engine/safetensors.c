@@ -15,6 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The safetensors format's own bound on the JSON header: a larger one is refused before it
+ * is parsed. */
+enum { ST_HEADER_MAX = 100000000 };
+
 typedef struct st_file {
     char path[4096];
     const unsigned char *map;
@@ -32,13 +36,11 @@ struct st_model {
 static int open_file(st_file *f, const char *path, char *err, size_t err_size)
 {
     snprintf(f->path, sizeof f->path, "%s", path);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        snprintf(err, err_size, "%s: %s", path, strerror(errno));
-        return 1;
-    }
     struct stat st;
-    if (fstat(fd, &st) || st.st_size < 8) {
+    int fd = open_regular_file(path, &st, err, err_size);
+    if (fd < 0)
+        return 1;
+    if (st.st_size < 8) {
         snprintf(err, err_size, "%s: truncated: %lld bytes, shorter than the 8-byte header length",
                  path, (long long)st.st_size);
         close(fd);
@@ -55,6 +57,11 @@ static int open_file(st_file *f, const char *path, char *err, size_t err_size)
     uint64_t len = 0;
     for (int i = 7; i >= 0; i--)
         len = len << 8 | f->map[i];
+    if (len > ST_HEADER_MAX) {
+        snprintf(err, err_size, "%s: the header says %llu bytes, more than the %d the safetensors "
+                 "format allows", path, (unsigned long long)len, ST_HEADER_MAX);
+        return 1;
+    }
     if (len > f->size - 8) {
         snprintf(err, err_size, "%s: truncated: the header says %llu bytes, the file holds %zu after "
                  "the length", path, (unsigned long long)len, f->size - 8);
@@ -79,12 +86,9 @@ static void join(char *out, size_t size, const char *dir, const char *name)
 /* The shards of model.safetensors.index.json, each opened once, in the order first named. */
 static int open_index(st_model *m, const char *dir, const char *index_path, char *err, size_t err_size)
 {
-    json_error_t jerr;
-    json_t *index = json_load_file(index_path, 0, &jerr);
-    if (!index) {
-        json_error_report(index_path, &jerr, err, err_size);
+    json_t *index = json_load_regular(index_path, 0, err, err_size);
+    if (!index)
         return 1;
-    }
     json_t *map = json_object_get(index, "weight_map");
     if (!json_is_object(map)) {
         snprintf(err, err_size, "%s: \"weight_map\" must be an object", index_path);

@@ -7,6 +7,7 @@
  *
  * CONFIG is a config.json or the model folder holding one. Exit status: 0 success, 1 bad
  * input, 2 bad usage. With -o, nothing is written on error (the file is renamed into place). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,74 @@ static void print_list(FILE *f, const m_list *m)
     fputc(']', f);
 }
 
+/* The code point at s and its length in bytes, or 0 when s does not start with valid UTF-8
+ * (overlong forms, surrogates and values past U+10FFFF included). */
+static int utf8_next(const unsigned char *s, unsigned *cp)
+{
+    static const unsigned min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    int len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
+            : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (!len)
+        return 0;
+    unsigned v = len == 1 ? s[0] : s[0] & (0x7f >> len);
+    for (int i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (s[i] & 0x3f);
+    }
+    if (v < min[len] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+static int utf8_valid(const char *text)
+{
+    unsigned cp;
+    for (const unsigned char *s = (const unsigned char *)text; *s;) {
+        int n = utf8_next(s, &cp);
+        if (!n)
+            return 0;
+        s += n;
+    }
+    return 1;
+}
+
+/* Whether text reads back the same as a plain YAML scalar: letters, digits and . _ - + /,
+ * starting with a letter or digit. */
+static int plain_scalar(const char *text)
+{
+    const char *ok = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+/";
+    return isalnum((unsigned char)text[0]) && strspn(text, ok) == strlen(text);
+}
+
+/* Writes valid UTF-8 text as YAML: plain when it reads back the same, else double-quoted with
+ * escapes for the quote, the backslash, every line break (a newline would start a key of its
+ * own) and what libyaml refuses to read (control characters, U+FEFF, U+FFFE, U+FFFF). Also
+ * how untrusted text is shown in comments: it cannot end the comment's line. */
+static void yaml_text(FILE *f, const char *text)
+{
+    if (plain_scalar(text)) {
+        fputs(text, f);
+        return;
+    }
+    fputc('"', f);
+    unsigned cp;
+    for (const unsigned char *s = (const unsigned char *)text; *s;) {
+        int n = utf8_next(s, &cp);
+        if (cp == '"' || cp == '\\')
+            fprintf(f, "\\%c", (int)cp);
+        else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+            fprintf(f, "\\x%02x", cp);
+        else if (cp == 0x2028 || cp == 0x2029 || cp == 0xfeff || cp == 0xfffe || cp == 0xffff)
+            fprintf(f, "\\u%04x", cp);
+        else
+            fwrite(s, 1, (size_t)n, f);
+        s += n;
+    }
+    fputc('"', f);
+}
+
 static void layer(FILE *f, const char *name, int64_t n, int64_t k, const m_list *m)
 {
     char name_part[64], n_part[32], k_part[32];
@@ -96,20 +165,29 @@ static void write_shapes(FILE *f, const model_config *c, const char *model, cons
                          const char *batch_text, const char *prefill_text, const m_list *batch,
                          const m_list *all)
 {
-    const char *who = *model ? model : "This model";
-    fprintf(f, "# %s: %s, hidden %lld, intermediate %lld, %lld layers,\n"
+    fputs("# ", f);
+    yaml_text(f, *model ? model : "This model");
+    fprintf(f, ": %s, hidden %lld, intermediate %lld, %lld layers,\n"
                "# %lld query heads and %lld key/value heads of %lld, vocabulary %lld.\n",
-            who, c->arch_name, (long long)c->hidden, (long long)c->intermediate,
+            c->arch_name, (long long)c->hidden, (long long)c->intermediate,
             (long long)c->layers, (long long)c->heads, (long long)c->kv_heads,
             (long long)c->head_dim, (long long)c->vocab);
-    fprintf(f, "# Written from %s, do not edit: regenerate with\n"
-               "#   gemm-rvv-shapes%s%s --batch %s%s%s %s\n"
-               "# M: the decode batch sizes and the prefill lengths; the lm_head runs on the last\n"
-               "# position of a prompt only, so it gets the batch sizes.\n",
-            source, *model ? " --model " : "", model, batch_text,
-            *prefill_text ? " --prefill " : "", prefill_text, source);
-    if (*model)
-        fprintf(f, "model: %s\n", model);
+    fputs("# Written from ", f);
+    yaml_text(f, source);
+    fputs(", do not edit: regenerate with\n#   gemm-rvv-shapes", f);
+    if (*model) {
+        fputs(" --model ", f);
+        yaml_text(f, model);
+    }
+    fprintf(f, " --batch %s%s%s ", batch_text, *prefill_text ? " --prefill " : "", prefill_text);
+    yaml_text(f, source);
+    fputs("\n# M: the decode batch sizes and the prefill lengths; the lm_head runs on the last\n"
+          "# position of a prompt only, so it gets the batch sizes.\n", f);
+    if (*model) {
+        fputs("model: ", f);
+        yaml_text(f, model);
+        fputc('\n', f);
+    }
     fputs("\nlayers:\n", f);
     int64_t q = model_q_dim(c), kv = model_kv_dim(c);
     layer(f, "q_proj", q, c->hidden, all);
@@ -174,6 +252,14 @@ int main(int argc, char **argv)
         model = slash ? slash + 1 : c.name_or_path;
     }
     m_list all = merge(&batch, &prefill);
+    /* YAML holds UTF-8 only; jansson has checked the config's own strings. */
+    if (!utf8_valid(model))
+        return usage("--model takes UTF-8 text");
+    if (!utf8_valid(path)) {
+        fprintf(stderr, "%s: error: the path %s is not UTF-8, which the shapes file cannot "
+                        "name\n", program, path);
+        return 1;
+    }
 
     char tmp[4200];
     FILE *f = stdout;

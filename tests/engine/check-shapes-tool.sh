@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# gemm-rvv-shapes on bad input: the exit status and message of each case, and -o leaving an
-# existing file as it was when the input is bad.
-# Usage: tests/engine/check-shapes-tool.sh SHAPES_BIN
+# gemm-rvv-shapes on bad input: the exit status and message of each case, -o leaving an
+# existing file as it was when the input is bad, and untrusted names (a config's
+# "_name_or_path", the path) reading back through gemm-rvv-gen as they were, injecting nothing.
+# Usage: tests/engine/check-shapes-tool.sh SHAPES_BIN GEN_BIN
 set -u
-bin=$1 tmp=$(mktemp -d)
+bin=$1 gen=$2 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
 
@@ -36,6 +37,32 @@ expect 1 "is not supported" -o "$tmp/out.yaml" "$tmp/gpt2.json"
 [ "$(cat "$tmp/out.yaml")" = "keep me" ] || { echo "FAILED: -o overwrote a file on bad input"; failed=$((failed + 1)); }
 "$bin" -o "$tmp/out.yaml" models/llama.json && grep -q "N: 11008" "$tmp/out.yaml" ||
   { echo "FAILED: -o did not write the shapes"; failed=$((failed + 1)); }
+
+# roundtrip NAME_JSON CONFIG_DIR: a config whose "_name_or_path" is the JSON string NAME_JSON,
+# written to CONFIG_DIR/config.json; the shapes written from it must generate, with the model
+# named exactly as given and the default gate (no key injected).
+roundtrip() {
+  local name=$1 dir=$2 got
+  mkdir -p "$dir"
+  printf '{"_name_or_path": %s, "architectures": ["LlamaForCausalLM"], "hidden_size": 64,\n "intermediate_size": 128, "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 32}\n' \
+    "$name" > "$dir/config.json"
+  rm -rf "$tmp/gen"
+  if ! "$bin" -o "$tmp/rt.yaml" "$dir" 2>"$tmp/rt.err" || ! "$gen" -o "$tmp/gen" "$tmp/rt.yaml" >/dev/null 2>>"$tmp/rt.err"; then
+    echo "FAILED: _name_or_path $name: $(cat "$tmp/rt.err")"; failed=$((failed + 1)); return
+  fi
+  got=$(/usr/bin/python3 -c 'import json, sys
+m = json.load(open(sys.argv[1])); want = json.loads(sys.argv[2]).rsplit("/", 1)[-1]
+print("ok" if m["model"] == want and m["gate"]["max_m"] == 128 and m["target"]["vlen"] == 256 else "model %r, gate %r, vlen %r" % (m["model"], m["gate"], m["target"]["vlen"]))' \
+    "$tmp/gen/manifest.json" "$name")
+  [ "$got" = ok ] || { echo "FAILED: _name_or_path $name: $got"; failed=$((failed + 1)); }
+}
+roundtrip '"acme/tiny: v2 [test]"' "$tmp/m1"
+roundtrip '"acme/x\ngate: {max_m: 1}\ntarget: {vlen: 128}"' "$tmp/m2"
+roundtrip '"a\"b\\c # d\u0085e\u2028f\u2029g\ufeffh\u0007"' "$tmp/m3"
+roundtrip '"- &x [*x]"' "$tmp/m4"
+roundtrip '"plain"' "$tmp/dir with
+gate: {max_m: 1}"
+expect 2 "--model takes UTF-8 text" --model "$(printf 'bad\377')" models/llama.json
 
 echo "gemm-rvv-shapes bad input: $failed failed"
 [ "$failed" -eq 0 ]

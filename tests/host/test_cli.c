@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -303,6 +304,116 @@ static void test_out_of_memory(void **state)
     closedir(dir);
 }
 
+/* Whether the work folder holds an entry whose name starts with `prefix`. */
+static int exists_in_work(const char *prefix)
+{
+    DIR *dir = opendir(work);
+    assert_non_null(dir);
+    struct dirent *ent;
+    int found = 0;
+    while ((ent = readdir(dir)) != NULL)
+        found |= strncmp(ent->d_name, prefix, strlen(prefix)) == 0;
+    closedir(dir);
+    return found;
+}
+
+/* -o replaces only what the generator made: no folder, an empty one, or one holding its
+ * manifest; anything else is refused and left as it was. A trailing slash names the same. */
+static void test_output_folder_guarded(void **state)
+{
+    (void)state;
+    char *out, cmd[1024];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/victim/sub' '%s/empty' '%s/fake'", work, work, work);
+    assert_int_equal(system(cmd), 0);
+    write_file("victim/sub/data.txt", "x\n");
+    write_file("fake/manifest.json", "{\"not\": \"ours\"}\n");
+    write_file("plain-file", "y\n");
+    static const char *const refused[][2] = {
+        {"victim", "gemm-rvv-gen: error: victim holds files but no manifest.json of gemm-rvv-gen: "
+                   "refusing to replace a folder the generator did not make (remove it or "
+                   "choose another -o)\n"},
+        {"victim/", "gemm-rvv-gen: error: victim holds files but no manifest.json"},
+        {"fake", "gemm-rvv-gen: error: fake holds files but no manifest.json"},
+        {"plain-file", "gemm-rvv-gen: error: plain-file is a file, not a folder the generator "
+                       "made: refusing to replace it (choose another -o)\n"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "-o %s shapes.yaml", refused[i][0]);
+        int rc = gen(args, &out);
+        if (rc != 1 || strncmp(out, refused[i][1], strlen(refused[i][1])) != 0)
+            fail_msg("-o %s: exit %d, said: %s", refused[i][0], rc, out);
+        free(out);
+    }
+    char *kept = read_file("victim/sub/data.txt");
+    assert_non_null(kept);
+    assert_string_equal(kept, "x\n");
+    free(kept);
+    kept = read_file("plain-file");
+    assert_string_equal(kept, "y\n");
+    free(kept);
+    /* An empty folder, then the generator's own, with and without a trailing slash. */
+    assert_int_equal(gen("-o empty/ shapes.yaml", &out), 0);
+    assert_non_null(strstr(out, "-> empty/\n"));
+    free(out);
+    assert_int_equal(gen("-o empty shapes.yaml", &out), 0);
+    free(out);
+    assert_int_equal(gen("-o fresh/// shapes.yaml", &out), 0);
+    free(out);
+    assert_int_equal(same_folders("empty", "fresh"), 8);
+    assert_false(exists_in_work("empty."));
+    assert_false(exists_in_work("fresh."));
+}
+
+/* A write that fails (here: a file size limit) exits 1, leaks nothing (ASan's leak check runs
+ * at exit) and leaves nothing behind: no folder, not even the parents made for it, and an
+ * earlier output as it was. */
+static void test_write_failure_leaves_nothing(void **state)
+{
+    (void)state;
+    char *out;
+    const char *limit = "trap '' XFSZ; ulimit -f 4 &&"; /* 2 KiB, no signal: write says EFBIG */
+    assert_int_equal(run(limit, GEN_BIN, "-o new/deep/out shapes.yaml", &out), 1);
+    assert_non_null(strstr(out, "gemm-rvv-gen: error: cannot write new/deep/out.tmp-"));
+    assert_non_null(strstr(out, "/gr_contract.h: File too large\n"));
+    assert_null(strstr(out, "LeakSanitizer"));
+    free(out);
+    assert_false(exists_in_work("new"));
+    assert_int_equal(gen("-o kept shapes.yaml", &out), 0);
+    free(out);
+    assert_int_equal(gen("-o kept-copy shapes.yaml", &out), 0);
+    free(out);
+    assert_int_equal(run(limit, GEN_BIN, "-o kept shapes.yaml", &out), 1);
+    assert_null(strstr(out, "LeakSanitizer"));
+    free(out);
+    assert_int_equal(same_folders("kept", "kept-copy"), 8);
+    assert_false(exists_in_work("kept."));
+}
+
+/* The shapes file's path goes into comments of the C files: a '*' (ending a comment or
+ * opening one) and a line break are written as \xNN, and the files still compile. The
+ * manifest keeps the path as it is. */
+static void test_path_in_comments(void **state)
+{
+    (void)state;
+    char dir[512], cmd[1024], *out;
+    snprintf(dir, sizeof dir, "%s/p*\nx", work);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    write_file("p*\nx/s.yaml", shapes);
+    assert_int_equal(gen("-o out 'p*'?x/s.yaml", &out), 0); /* ? matches the line break */
+    free(out);
+    char *registry = read_file("out/registry.c");
+    assert_non_null(registry);
+    assert_non_null(strstr(registry, " from p\\x2a\\x0ax/s.yaml. Do not edit."));
+    free(registry);
+    char *manifest = read_file("out/manifest.json");
+    assert_non_null(strstr(manifest, "\"source\": \"p*\\u000ax/s.yaml\""));
+    free(manifest);
+    snprintf(cmd, sizeof cmd, "cd '%s/out' && for f in registry.c bf16_gemv_m1_n4096_k4096.c; do "
+             "cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -I. $f || exit 1; done", work);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +424,9 @@ int main(void)
         cmocka_unit_test(test_bad_input_keeps_output),
         cmocka_unit_test(test_explain_and_overrides),
         cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_output_folder_guarded),
+        cmocka_unit_test(test_write_failure_leaves_nothing),
+        cmocka_unit_test(test_path_in_comments),
     };
     return cmocka_run_group_tests_name("gemm-rvv-gen", tests, setup, teardown);
 }
