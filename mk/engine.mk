@@ -1,5 +1,5 @@
 # The example engine (examples/engine/), the shapes writer, and their tests. Included from the
-# Makefile; see README.md, "An example engine".
+# Makefile; see docs/engine.md.
 #
 #   make engine                 the library for $(SHAPES), installed into build/engine-install,
 #                               and build/engine/gemm-rvv-engine linked against it (pkg-config)

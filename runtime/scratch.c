@@ -1,6 +1,6 @@
 /* One mutex guards the pool: a short list scan per call, no allocation once every block a
  * workload needs has been made. Blocks are never freed: a pool holds what the largest calls
- * needed, per concurrent thread (the README says how much). */
+ * needed, per concurrent thread (docs/runtime.md says how much). */
 #include "scratch.h"
 
 #include <pthread.h>

@@ -93,7 +93,7 @@ trap 'exit 143' TERM HUP
 # What to do when the download cannot be had: the way around it that needs no download.
 OWN_TOOLCHAIN_HINT="or use a riscv64 cross compiler of your own (GCC >= 14 or clang >= 17, cmocka for
   riscv64 in its sysroot), which needs no download: make test CROSS=riscv64-linux-gnu-
-  (README.md, 'Your own toolchain')"
+  (docs/toolchain.md, 'Your own toolchain')"
 
 # Debian's suite names and their aliases: a sources entry with one of these names a Debian
 # archive. The security, updates and backports suites (bookworm-security, ...) are not the archive.
