@@ -233,18 +233,24 @@ test-target: $(TARGET_PROGRAMS)
 test-target-full: $(TARGET_PROGRAMS)
 	@$(call run_matrix,full)
 
-# The two test tiers, declared here only. make test (CI runs it): every program of the matrix
-# at least once, the kernels at VLEN 128 (tail/mask all ones), 1024 and under sid's QEMU, and
-# every host-side check. make test-full: the whole matrix and every long check.
+# The two test tiers, declared here only (docs/testing.md). make test, what CI runs: every
+# program of the matrix at least once, the kernels at VLEN 128 (tail/mask all ones), 1024 and
+# under sid's QEMU, every host-side check, and ggml's own test of the plugin. make test-full:
+# the whole matrix and every long check. The checks of a tier run in one make, in parallel;
+# the README's commands run last and alone, since they run make themselves.
 QUICK_CHECKS := test-host test-models test-setup-deps test-sysheaders test-host-runtime \
-                test-spills test-no-vector test-clang test-target test-board
-FULL_CHECKS  := $(filter-out test-target,$(QUICK_CHECKS)) test-target-full test-engine
+                test-engine-host test-spills test-no-vector test-clang test-target test-ggml
+FULL_CHECKS  := $(filter-out test-target test-ggml,$(QUICK_CHECKS)) test-target-full \
+                test-ggml-full check-engine
+define run_tier
+	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target $(1)
+	@$(MAKE) --no-print-directory test-board
+	@echo "make $(2): $(words $(1) test-board) checks passed ($(1) test-board)"
+endef
 test: lib
-	@set -e; for t in $(QUICK_CHECKS); do $(MAKE) --no-print-directory $$t; done
-	@echo "make test: $(words $(QUICK_CHECKS)) checks passed ($(QUICK_CHECKS))"
+	$(call run_tier,$(QUICK_CHECKS),test)
 test-full: lib
-	@set -e; for t in $(FULL_CHECKS); do $(MAKE) --no-print-directory $$t; done
-	@echo "make test-full: $(words $(FULL_CHECKS)) checks passed"
+	$(call run_tier,$(FULL_CHECKS),test-full)
 
 # gemm-rvv-bench (bench/board), the tools' queries and the README's commands: mk/board.mk.
 include mk/board.mk
