@@ -228,7 +228,7 @@ test: lib
 	@$(MAKE) --no-print-directory test-board
 	@$(MAKE) --no-print-directory test-engine
 
-# gemm-rvv-bench (bench/board), the tools' queries and the README's commands: mk/board.mk.
+# gemm-rvv-bench (apps/gemm-rvv-bench), the tools' queries and the README's commands: mk/board.mk.
 include mk/board.mk
 
 include mk/isa.mk
