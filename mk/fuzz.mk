@@ -19,7 +19,7 @@ FUZZ_OBJS    := $(patsubst gen/%.c,$(FUZZ_DIR)/obj/%.o,$(GEN_LIB_SRCS))
 
 # What each target starts from: every file the project reads of that kind.
 FUZZ_SEEDS_shapes   := $(wildcard tests/bad/*.yaml models/*.yaml shapes.yaml tests/target/*.yaml \
-                         bench/*.yaml)
+                         measure/*.yaml)
 FUZZ_SEEDS_template := $(TEMPLATES)
 
 .PHONY: fuzz fuzz-deps fuzz-build

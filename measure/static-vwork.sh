@@ -2,7 +2,7 @@
 # Vector work per multiply-accumulate of every plan's micro-kernels, counted statically from
 # the compiled tiles (objdump), for every ISA variant: the way to count the Zvfbfwma tiles,
 # which only sid's QEMU 11 runs and which loads no plugins here.
-#   bench/static-vwork.sh OBJDUMP GEN_DIR OBJ_DIR [VLEN]
+#   measure/static-vwork.sh OBJDUMP GEN_DIR OBJ_DIR [VLEN]
 # GEN_DIR holds the generated plans (bf16_gemm_*.c, bf16_gemv_*.c), OBJ_DIR/gen the compiled
 # bf16_tiles_<variant>.o. VLEN defaults to 256.
 #
