@@ -16,7 +16,7 @@
 # LMUL L per strip per block boundary, 64 (KB - 1) / (VLEN K) per MAC (KB the K blocks of the
 # L2-alone blocking; gen/blocking.c models it so). Left out: arranging the activations (once
 # per column block) and the last block's bias and output; for the base tiles the plugin's
-# dynamic count of a whole call agrees with "call" within 1 % (README).
+# dynamic count of a whole call agrees with "call" within 1 % (docs/measurements.md).
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 OBJDUMP GEN_DIR OBJ_DIR [VLEN]" >&2; exit 2; }
 objdump=$1 gen=$2 obj=$3 vlen=${4:-256}

@@ -43,9 +43,9 @@ $(BENCH_LIB): $(MEASURE)/gen/manifest.json $(BUILD)/probe.ok FORCE
 	@$(LIB_MAKE) GEN_DIR=$(MEASURE)/gen OBJ_DIR=$(MEASURE)/obj LIB=$@
 
 # The twin's templates: the real ones with the twin in place of the Zvfbfwma tiles.
-$(TWIN_DIR)/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) measure/dram/tiles_zvfbfwma_twin.c.in $(MEASURE_SHAPES)
+$(TWIN_DIR)/gen/manifest.json: $(GEN_BIN) $(wildcard templates/*.in) measure/dram/tiles_zvfbfwma_twin.c.in $(MEASURE_SHAPES)
 	@rm -rf $(TWIN_DIR)/templates && mkdir -p $(TWIN_DIR)/templates
-	cp $(TEMPLATES) $(TWIN_DIR)/templates/
+	cp templates/*.in $(TWIN_DIR)/templates/
 	cp measure/dram/tiles_zvfbfwma_twin.c.in $(TWIN_DIR)/templates/tiles_zvfbfwma.c.in
 	$(GEN_BIN) --templates $(TWIN_DIR)/templates -o $(TWIN_DIR)/gen $(MEASURE_SHAPES) > /dev/null
 	@grep -q 'twin_bf16_' $(TWIN_DIR)/gen/bf16_tiles_zvfbfwma.c || \

@@ -21,7 +21,7 @@
 # and N = 4096 takes minutes under QEMU) and the traffic is extrapolated to N columns along
 # the line through them: traffic = fixed + per_column * columns. That is exact when the kernel
 # walks the columns in blocks that each cost the same and COLS1, COLS2 are multiples of the
-# block (the fixed part, the activation widening, is the same at any N); see README.md.
+# block (the fixed part, the activation widening, is the same at any N); see docs/measurements.md.
 set -euo pipefail
 # plan_blocking EXPLAIN BUCKET N K PATH -> the blocking columns of that plan's row of the table
 # (all but its name and its modelled DRAM and vector work, which depend on N), or nothing; on
