@@ -77,7 +77,7 @@ MATRIX_PROGRAMS := $(shell awk '!/^\#/ && NF { print $$1 }' $(TEST_MATRIX))
 TARGET_TESTS  := $(patsubst %,$(BUILD)/test/%,$(filter test_%,$(MATRIX_PROGRAMS)))
 TARGET_SUPPORT:= $(filter-out $(wildcard tests/target/test_*.c),$(wildcard tests/target/*.c))
 
-.PHONY: all lib gen deps probe install example bench bench-deps test test-full test-host test-spills \
+.PHONY: all lib gen deps probe install example test test-full test-host test-spills \
         test-no-vector test-clang test-target test-target-full clean distclean FORCE
 .DELETE_ON_ERROR:
 
@@ -252,7 +252,7 @@ test: lib
 test-full: lib
 	$(call run_tier,$(FULL_CHECKS),test-full)
 
-# gemm-rvv-bench (bench/board), the tools' queries and the README's commands: mk/board.mk.
+# gemm-rvv-bench (apps/gemm-rvv-bench), the tools' queries and the README's commands: mk/board.mk.
 include mk/board.mk
 
 include mk/isa.mk
@@ -287,82 +287,8 @@ $(BUILD)/example/linear: examples/linear.c lib
 
 example: $(BUILD)/example/linear
 
-# ---- benchmarks (make bench; not part of make test) ------------------------------------------
-BENCH_LIB := $(BUILD)/bench/libgemm_rvv.a
-PLUGIN    := $(BUILD)/bench/libinsn_count.so
-
-bench-deps:
-	@tools/setup-deps.sh bench $(TOOLCHAIN_DIR)
-
-$(PLUGIN): bench/insn_count.c | bench-deps
-	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -D_DEFAULT_SOURCE -I$(TOOLCHAIN_DIR)/qemu-plugin/include -fPIC \
-	  -shared $< -o $@
-
-$(BUILD)/bench/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) bench/shapes-bench.yaml
-	@mkdir -p $(BUILD)/bench
-	$(GEN_BIN) --explain -o $(BUILD)/bench/gen bench/shapes-bench.yaml > $(BUILD)/bench/explain.txt
-
-$(BENCH_LIB): $(BUILD)/bench/gen/manifest.json $(BUILD)/probe.ok FORCE
-	@$(LIB_MAKE) GEN_DIR=$(BUILD)/bench/gen OBJ_DIR=$(BUILD)/bench/obj LIB=$@
-
-# Plain C as a user would build it: GCC 15's autovectorizer, for VLEN 256 and for VLEN 128.
-$(BUILD)/bench/plain_c_zvl%.o: bench/plain_c.c $(BUILD)/probe.ok
-	$(TARGET_CC) -std=c11 -O3 -ffast-math -Wall -Wextra -DPLAIN_C_NAME=plain_c_linear_zvl$* \
-	  -march=$(if $(filter 256,$*),rv64gcv_zvl256b,rv64gcv) -mabi=lp64d -c $< -o $@
-
-# Static, so that QEMU knows every symbol the plugin filters on.
-$(BUILD)/bench/bench: bench/bench.c $(BENCH_LIB) $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o
-	$(TARGET_CC) $(TARGET_CFLAGS) -D_POSIX_C_SOURCE=200809L -D_ISOC11_SOURCE -Iinclude -Iruntime \
-	  -I$(BUILD)/bench/gen -static $< $(BUILD)/bench/plain_c_zvl256.o $(BUILD)/bench/plain_c_zvl128.o $(BENCH_LIB) \
-	  -lpthread -lm -o $@
-
-# The cache model (DRAM traffic): the plugin, its self-test, the one-call program.
-.PHONY: bench-selftest
-CACHE_PLUGIN   := $(BUILD)/bench/libcache_model.so
-CACHE_SELFTEST := $(BUILD)/bench/cache_selftest
-
-CACHE_PLUGIN_SRCS := bench/cache_model.c bench/cache_sim.c bench/traffic_map.c
-$(CACHE_PLUGIN): $(CACHE_PLUGIN_SRCS) bench/cache_sim.h bench/traffic_map.h | bench-deps
-	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -D_DEFAULT_SOURCE -I$(TOOLCHAIN_DIR)/qemu-plugin/include -fPIC \
-	  -shared $(CACHE_PLUGIN_SRCS) -o $@
-
-$(CACHE_SELFTEST): bench/cache-selftest/cache_selftest.c bench/cache_marker.c bench/cache_marker.h $(BUILD)/probe.ok
-	@mkdir -p $(@D)
-	$(TARGET_CC) $(TARGET_CFLAGS) -march=rv64gcv -Ibench -static $< bench/cache_marker.c -o $@
-
-bench-selftest: $(CACHE_PLUGIN) $(CACHE_SELFTEST)
-	bench/cache-selftest/run.sh $(CACHE_PLUGIN) $(CACHE_SELFTEST)
-
-$(BUILD)/bench/dram_call: bench/dram_call.c bench/cache_marker.c bench/cache_marker.h $(BENCH_LIB)
-	$(TARGET_CC) $(TARGET_CFLAGS) -D_ISOC11_SOURCE -Iinclude -Ibench -static $< \
-	  bench/cache_marker.c $(BENCH_LIB) -lpthread -lm -o $@
-
-# One call of the driver's loops replayed on the host through the cache model, for any
-# blocking, in seconds (bench/driver_replay.c): what the generator's traffic model is checked on.
-.PHONY: bench-replay
-DRIVER_REPLAY := $(BUILD)/bench/driver_replay
-$(DRIVER_REPLAY): bench/driver_replay.c bench/cache_sim.c bench/cache_sim.h
-	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -Ibench bench/driver_replay.c bench/cache_sim.c -o $@
-
-bench-replay: $(DRIVER_REPLAY)
-
-# Vector work per MAC of every bench plan's tiles in every ISA variant, counted from the
-# compiled objects (the Zvfbfwma tiles run only under sid's QEMU, which loads no plugins).
-.PHONY: bench-static
-BENCH_VLEN ?= 256
-bench-static: $(BENCH_LIB)
-	@bench/static-vwork.sh '$(OBJDUMP)' $(BUILD)/bench/gen $(BUILD)/bench/obj $(BENCH_VLEN) | \
-	  tee $(BUILD)/bench/static-vwork.txt
-
-bench: bench-selftest $(PLUGIN) $(BUILD)/bench/bench $(CACHE_PLUGIN) $(BUILD)/bench/dram_call
-	@$(MAKE) --no-print-directory bench-static
-	BUILD=$(BUILD) bench/run.sh $(PLUGIN) $(BUILD)/bench/bench
-	BUILD=$(BUILD) bench/dram-bench.sh $(CACHE_PLUGIN) $(BUILD)/bench/dram_call
-	BUILD=$(BUILD) bench/build-times.sh shapes.yaml models/llama.yaml > $(BUILD)/bench/build-times.csv
-	BUILD=$(BUILD) bench/report.sh $(BUILD)/bench/build-times.csv
+# ---- the measurement lab (make bench and one make bench-* per measurement): mk/measure.mk --
+include mk/measure.mk
 
 include mk/fuzz.mk
 

@@ -27,7 +27,7 @@ FUZZ_ENGINE_shapes_tool := $(FUZZ_DIR)/engine/shapes.o $(FUZZ_DIR)/engine/config
 
 # What each target starts from: every file the project reads of that kind.
 FUZZ_SEEDS_shapes   := $(wildcard tests/bad/*.yaml models/*.yaml shapes.yaml tests/target/*.yaml \
-                         bench/*.yaml)
+                         measure/*.yaml)
 FUZZ_SEEDS_template := $(TEMPLATES)
 FUZZ_CONFIGS        := $(wildcard models/*.json tests/engine/models/*.json)
 FUZZ_SEEDS_config   := $(FUZZ_CONFIGS)

@@ -1,5 +1,5 @@
 /* The memory accesses of one call of runtime/driver.c, replayed on the host through the cache
- * model of bench/cache_sim.c, in seconds instead of the 10 to 20 minutes a call with M = 128
+ * model of measure/cache/cache_sim.c, in seconds instead of the 10 to 20 minutes a call with M = 128
  * takes under QEMU with the plugin. It is how the flood terms of the generator's traffic model
  * (gen/blocking.c) were calibrated: any blocking can be tried, not only the plan's.
  *
@@ -9,11 +9,11 @@
  * of activations into scratch, packing plain rows into scratch, the tiles' loads and stores of
  * weights, activations, partial sums and outputs, all at the sizes they have; scratch is laid
  * out as the driver lays it out. It is a model of the driver, not the driver: after a change to
- * the loops, check it against bench/dram.sh (the replay gives 1.444 and 1.644 for 4096 x 4096
+ * the loops, check it against make bench-dram (the replay gives 1.444 and 1.644 for 4096 x 4096
  * packed and plain, M = 128, strips, K blocks of 128, column blocks of 384, 512 KiB, where the
  * plugin measured 1.445 and 1.654).
  *
- *   make bench-replay && build/bench/driver_replay M N K strips|tiles KC NC packed|plain L2_KB
+ *   make bench-replay REPLAY_ARGS="M N K strips|tiles KC NC packed|plain L2_KB"
  * prints the DRAM bytes over the minimum and the megabytes filled and written back per buffer. */
 #include <stdint.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
  *   out=FILE                        where the counts go at exit (default stderr)
  *   regions=FILE                    the traffic by address range too (traffic_map.h), to tell
  *                                   which buffer moves the bytes
- *   qemu-riscv64 -plugin build/bench/libcache_model.so,l2=512K,l2=128K,out=c.txt prog
+ *   qemu-riscv64 -plugin build/measure/libcache_model.so,l2=512K,l2=128K,out=c.txt prog
  * Output: "regions=R accesses=A l1_misses=L foreign=F", then one line per L2
  * "l2=SIZE fills=LINES writebacks=LINES dram_bytes=BYTES". Accesses by any thread other than
  * the one that called start are not modelled but counted as foreign: measure one thread. */

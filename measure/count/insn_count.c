@@ -6,7 +6,7 @@
  *           instructions; kept in eighths so that fractional LMUL stays exact.
  * Arguments: sym=PREFIX (repeatable; a function counts when its symbol starts with one),
  *            out=FILE (where the counts go at exit; default stderr).
- *   qemu-riscv64 -plugin build/bench/libinsn_count.so,sym=gr_bf16_,sym=packed_,out=c.txt prog */
+ *   qemu-riscv64 -plugin build/measure/libinsn_count.so,sym=gr_bf16_,sym=packed_,out=c.txt prog */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

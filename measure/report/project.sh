@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Projected K1 times from the counted vector work and the modelled DRAM traffic, as markdown:
-#   bench/project.sh RESULTS_CSV DRAM_CSV MODEL_MANIFEST
-# RESULTS_CSV is bench/results.csv (vwork_per_mac at VLEN 256), DRAM_CSV bench/dram-bench.sh's
-# output, MODEL_MANIFEST the generator's manifest.json for a model's shapes file (its entries
+#   measure/report/project.sh COUNT_CSV DRAM_CSV MODEL_MANIFEST
+# COUNT_CSV is make bench-count's (vwork_per_mac at VLEN 256), DRAM_CSV make bench-dram's (its
+# rows with aligned buffers), MODEL_MANIFEST the generator's manifest.json for a model's shapes file (its entries
 # give the layers: name, N, K). Every assumption is an environment variable, printed with the
 # tables: K1_GHZ (1.6), DLEN (128, bits of the vector datapath), VLEN (256), DRAM_GBPS (6),
 # MODEL_BLOCKS (32: transformer blocks, each running every layer but lm_head once), PROMPT
@@ -19,8 +19,9 @@ awk -F, -v cores="$cores" -v ghz="$ghz" -v dlen="$dlen" -v vlen="$vlen" -v gbps=
     -v prompt="$prompt" -v layers="$layers" -v model="$model" '
   FNR == 1 { file++; next }
   file == 1 && $4 == vlen { vwork[$1","$2","$3","$5] = $8; next }
-  file == 2 { key = $1","$2","$3; path = $4; rows[++nrows] = key","path
-              b512[key","path] = $5; b128[key","path] = $6; next }
+  file == 2 && $5 == "aligned" { key = $1","$2","$3","$4
+              if (!(key in seen)) { seen[key] = 1; rows[++nrows] = key }
+              if ($6 == 512) b512[key] = $7; else if ($6 == 128) b128[key] = $7; next }
   # Vector work per MAC of a call: measured, else that of the same M and path at 4096 x 4096
   # (a kernel of one M bucket runs the same tile whatever N and K are).
   function vw(m, n, k, path,   p) {

@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
 # DRAM traffic of one Linear call under the cache model, against the minimum:
-#   bench/dram-measure.sh PLUGIN PROGRAM PATH M N K [COLS1 COLS2 | full]
-#   bench/dram-measure.sh --columns M N K [EXPLAIN [PATH]]    the columns to measure: "full" for calls
+#   measure/dram/measure-call.sh PLUGIN PROGRAM PATH M N K [COLS1 COLS2 | full]
+#   measure/dram/measure-call.sh --columns M N K [EXPLAIN [PATH]]  the columns to measure: "full" for calls
 #       of at most 2^28 multiply-accumulates; else "C 2C" for the least C of 256, 512, 1024,
 #       2048 (2C below N) whose plans for (C, K) and (2C, K) block as that of (N, K) does in the
 #       generator's --explain output EXPLAIN (tile, loop order, K block, column block, for both
 #       L2 shares; PATH plain: the plain weights' blockings) and whose calls copy X as the full
 #       call does (runtime/driver.c: 32 rows or more, two column blocks or more, 4 N >= K);
 #       "full" when none does or there is no such output.
-# PLUGIN is bench/cache_model.c built, PROGRAM bench/dram_call.c linked statically against a
-# library that has kernels for (N, K) (or for (COLS1, K) and (COLS2, K)), PATH packed, plain or
-# fallback. Env: L2_KB (default "512 128", each modelled with L1D 32 KiB 8-way, L2 16-way,
+# PLUGIN is measure/cache/cache_model.c built, PROGRAM measure/dram/dram_call.c (PATH packed,
+# plain or fallback) or dram_variant.c (PATH a variant) linked statically against a library
+# that has kernels for (N, K) (or for (COLS1, K) and (COLS2, K)); measure/dram/dram.sh runs it.
+# Env: L2_KB (default "512 128", each modelled with L1D 32 KiB 8-way, L2 16-way,
 # 64-byte lines; one run each, with GEMM_RVV_BLOCKING=alone at 512 KiB and more, else
 # shared), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by address range and the
-# program's output there, as COLUMNS-L2_KB.map and .out). Prints one line per L2:
+# program's output there, as COLUMNS-L2_KB.map and .out), DRAM_PLACEMENT (where the program
+# puts the caller's buffers: measure/dram/placement.h). Prints one line per L2:
 #   l2_kb=512 dram_bytes=B min_bytes=B ratio=R measured=full
 # With COLS1 < COLS2 the two narrower calls run instead of the full one (a call with M = 128
 # and N = 4096 takes minutes under QEMU) and the traffic is extrapolated to N columns along
 # the line through them: traffic = fixed + per_column * columns. That is exact when the kernel
 # walks the columns in blocks that each cost the same and COLS1, COLS2 are multiples of the
-# block (the fixed part, the activation widening, is the same at any N); see README.md.
+# block (the fixed part, the activation widening, is the same at any N); see docs/measurements.md.
 set -euo pipefail
 # plan_blocking EXPLAIN BUCKET N K PATH -> the blocking columns of that plan's row of the table
 # (all but its name and its modelled DRAM and vector work, which depend on N), or nothing; on
@@ -72,6 +74,7 @@ shift 6
 [ $# -gt 0 ] || set -- $(default_columns "$m" "$n" "$k")
 [ "${1:-}" != full ] || shift
 l2s=${L2_KB:-512 128} vlen=${VLEN:-256}
+qemu=$(command -v qemu-riscv64)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -86,18 +89,21 @@ run() {
   for l2 in $l2s; do
     tag=$cols-$l2 args=",l2=${l2}K"
     [ -z "${DRAM_MAP_DIR:-}" ] || args="$args,regions=$DRAM_MAP_DIR/$tag.map"
-    GEMM_RVV_BLOCKING=$(blocking "$l2") qemu-riscv64 -cpu "rv64,v=true,vext_spec=v1.0,vlen=$vlen" \
+    # the program's environment is these two variables alone: where its stack sits does not
+    # depend on the caller's
+    env -i GEMM_RVV_BLOCKING="$(blocking "$l2")" DRAM_PLACEMENT="${DRAM_PLACEMENT:-aligned}" \
+      "$qemu" -cpu "rv64,v=true,vext_spec=v1.0,vlen=$vlen" \
       -plugin "$plugin,l1=32K,l1_ways=8,l1_line=64,l2_ways=16,l2_line=64$args,out=$tmp/$tag.counts" \
       "$program" "$path" "$m" "$cols" "$k" > "$tmp/$tag.out"
     [ -z "${DRAM_MAP_DIR:-}" ] || cp "$tmp/$tag.out" "$DRAM_MAP_DIR/$tag.out"
     served=$(sed -n 's/^served=//p' "$tmp/$tag.out")
     if [ "$served" != "$want" ]; then
-      echo "dram-measure: M=$m N=$cols K=$k $path was served by the $served, not a $want" \
+      echo "measure-call: M=$m N=$cols K=$k $path was served by the $served, not a $want" \
            "(does the library have a kernel for N=$cols, K=$k?)" >&2
       exit 1
     fi
     if ! grep -q '^regions=1 .* foreign=0$' "$tmp/$tag.counts"; then
-      echo "dram-measure: expected one region on one thread, got: $(head -1 "$tmp/$tag.counts")" >&2
+      echo "measure-call: expected one region on one thread, got: $(head -1 "$tmp/$tag.counts")" >&2
       exit 1
     fi
   done
@@ -114,9 +120,9 @@ if [ $# -eq 0 ]; then
       printf "l2_kb=%d dram_bytes=%.0f min_bytes=%.0f ratio=%.3f measured=full\n", l2, d, min, d / min }'
   done
 else
-  [ $# -eq 2 ] || { echo "dram-measure: give two column counts, or full" >&2; exit 2; }
+  [ $# -eq 2 ] || { echo "measure-call: give two column counts, or full" >&2; exit 2; }
   c1=$1 c2=$2
-  [ "$c1" -lt "$c2" ] || { echo "dram-measure: COLS1 must be below COLS2" >&2; exit 2; }
+  [ "$c1" -lt "$c2" ] || { echo "measure-call: COLS1 must be below COLS2" >&2; exit 2; }
   run "$c1"
   run "$c2"
   for l2 in $l2s; do

@@ -1,5 +1,5 @@
 /* DRAM traffic by 4 KiB page of the program's address space, for telling which buffer moves
- * the bytes: bench/cache_model.c's regions=FILE. Pages are kept in a hash table that grows. */
+ * the bytes: measure/cache/cache_model.c's regions=FILE. Pages are kept in a hash table that grows. */
 #ifndef TRAFFIC_MAP_H
 #define TRAFFIC_MAP_H
 

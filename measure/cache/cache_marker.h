@@ -1,4 +1,4 @@
-/* The marker functions bench/cache_model.c recognises by name: it empties its caches when
+/* The marker functions measure/cache/cache_model.c recognises by name: it empties its caches when
  * cache_model_start runs and writes back and counts when cache_model_stop runs, so a program
  * brackets the code whose DRAM traffic it wants measured. Without the plugin they do nothing.
  * The program must be linked statically, so that QEMU knows the symbols. */

@@ -1,5 +1,5 @@
 /* gemm-rvv-bench: how fast gemm_rvv's Linear calls really are on this board, against what the
- * board's memory can deliver. See options.c for the command line and README.md for how to read
+ * board's memory can deliver. See options.c for the command line and docs/gemm-rvv-bench.md for how to read
  * the tables. Figures under an emulator are printed too (the program must keep working) but
  * are marked as meaningless. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Runs one path of one shape once, for the instruction-counting plugin to measure:
- *   bench PATH M N K [COLUMNS]
+ *   count_call PATH M N K [COLUMNS]
  * PATH: kernel-packed, kernel-plain (the generated kernel on packed or [N, K] weights),
  * fallback (the scalar fallback), plain-c (GCC's autovectorized triple loop). COLUMNS, when
  * given, limits the run to the first COLUMNS output columns (slow paths on big shapes: every
@@ -35,7 +35,7 @@ static uint16_t *data(size_t count, uint32_t seed)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: bench PATH M N K [COLUMNS]\n");
+        fprintf(stderr, "usage: count_call PATH M N K [COLUMNS]\n");
         return 2;
     }
     const char *path = argv[1];
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
         gr_find_plans(n, k, &ps);
         const struct gr_plan *plan = gr_pick_plan(&ps, m);
         if (!plan || m > plan->bucket) {
-            fprintf(stderr, "bench: no plan for M=%zu N=%zu K=%zu in this build\n", m, n, k);
+            fprintf(stderr, "count_call: no plan for M=%zu N=%zu K=%zu in this build\n", m, n, k);
             return 1;
         }
         size_t pw = gr_panel_width();
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
         else
             plain_c_linear_zvl128(x, w, y, (int)m, (int)cols, (int)k);
     } else {
-        fprintf(stderr, "bench: unknown path %s\n", path);
+        fprintf(stderr, "count_call: unknown path %s\n", path);
         return 2;
     }
     printf("macs=%zu\n", m * cols * k);

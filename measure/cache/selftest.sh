@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Checks the cache model (bench/cache_model.c) on programs whose DRAM traffic is known by hand:
-#   bench/cache-selftest/run.sh PLUGIN SELFTEST_PROGRAM
+# Checks the cache model (measure/cache/cache_model.c) on programs whose DRAM traffic is known by hand:
+#   measure/cache/selftest.sh PLUGIN SELFTEST_PROGRAM
 # Model: L1D 32 KiB 8-way (64 sets), L2 512 KiB 16-way (512 sets) and 128 KiB 16-way (128 sets),
 # 64-byte lines, LRU, write-back, write-allocate, cold at the start. Each case must move its
 # expected bytes and at most SLACK more: the case's own stack, loop state and the one global it

@@ -1,4 +1,4 @@
-/* Programs whose DRAM traffic is known by hand, for checking bench/cache_model.c:
+/* Programs whose DRAM traffic is known by hand, for checking measure/cache/cache_model.c:
  *   cache_selftest CASE
  * Each case touches page-aligned buffers (set up before the marked region, so the region holds
  * nothing else) between cache_model_start and cache_model_stop. run.sh holds the expected bytes

@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
-# Turns bench/results.csv and the build times into bench/results.md and bench/vwork_per_mac.png.
-#   bench/report.sh BUILD_TIMES_CSV
+# The report of `make bench`, from what its entries wrote into MEASURE_DIR (count.csv,
+# dram.csv, build-times.csv, static-vwork-vlen256.txt): MEASURE_DIR/report.md and
+# MEASURE_DIR/vwork_per_mac.png. MODEL_MANIFEST: the manifest of the model projected.
+#   measure/report/report.sh MEASURE_DIR MODEL_MANIFEST
 set -euo pipefail
-csv=bench/results.csv times=$1 md=bench/results.md png=bench/vwork_per_mac.png
-dram=${BUILD:-build}/bench/dram.csv model=${BUILD:-build}/bench/build-llama/gen/manifest.json
+[ $# -eq 2 ] || { echo "usage: $0 MEASURE_DIR MODEL_MANIFEST" >&2; exit 2; }
+dir=$1 model=$2
+csv=$dir/count.csv dram=$dir/dram.csv times=$dir/build-times.csv static=$dir/static-vwork-vlen256.txt
+md=$dir/report.md png=$dir/vwork_per_mac.png
+for f in "$csv" "$dram" "$times" "$model"; do
+  [ -f "$f" ] || { echo "report: $f is missing: run make bench (or the entry that writes it)" >&2; exit 1; }
+done
 
 # value SHAPE VLEN PATH COLUMN -> one number from the CSV (COLUMN 6 insns, 8 vwork)
 value() {
   awk -F, -v s="$1" -v v="$2" -v p="$3" -v c="$4" \
     '$1","$2","$3 == s && $4 == v && $5 == p { print $c }' "$csv"
+}
+
+# dram_value SHAPE PATH L2_KB COLUMN -> one number of dram.csv's aligned rows (7 bytes, 9
+# the ratio to the minimum), or "-"
+dram_value() {
+  awk -F, -v s="$1" -v p="$2" -v l2="$3" -v c="$4" \
+    '$1","$2","$3 == s && $4 == p && $5 == "aligned" && $6 == l2 { v = $c } END { print v == "" ? "-" : v }' "$dram"
 }
 
 SHAPES=$(awk -F, 'NR > 1 && $4 == 256 && $5 == "kernel-packed" { print $1","$2","$3 }' "$csv")
@@ -17,8 +31,8 @@ PATHS="kernel-packed kernel-plain fallback plain-c"
 {
   echo "# gemm_rvv benchmark: counted instructions per multiply-accumulate"
   echo
-  echo "Made by \`make bench\`: each path runs once under \`qemu-riscv64\` with the project's TCG"
-  echo "plugin (\`bench/insn_count.c\`), counting inside the measured functions only. *insns*:"
+  echo "Made by \`make bench-count\`: each path runs once under \`qemu-riscv64\` with the project's TCG"
+  echo "plugin (\`measure/count/insn_count.c\`), counting inside the measured functions only. *insns*:"
   echo "executed instructions; *vwork*: the LMUL in effect of every vector instruction but"
   echo "vset*, doubled for widening ones. Both per MAC (M*N*K). Big runs cover the first columns"
   echo "only, in whole groups of 256 (2^26 MACs for fallback and plain C, 2^28 for kernels): every"
@@ -39,30 +53,34 @@ PATHS="kernel-packed kernel-plain fallback plain-c"
   echo
   echo "## DRAM traffic per call / minimum (cache model, VLEN 256, one thread)"
   echo
-  echo "\`bench/cache_model.c\` inside QEMU: L1D 32 KiB 8-way, L2 16-way at 512 KiB (one core alone)"
+  echo "\`make bench-dram\`: \`measure/cache/cache_model.c\` inside QEMU: L1D 32 KiB 8-way, L2 16-way at 512 KiB (one core alone)"
   echo "and 128 KiB (one core's share of a 4-core cluster), 64-byte lines, LRU, write-back,"
   echo "write-allocate, cold at the call; the whole public call (activation widening included,"
   echo "packing at create not). Minimum: the weights once (BF16) + the BF16 activations once + the"
   echo "F32 outputs once. The library's blocking for each L2 (GEMM_RVV_BLOCKING alone / shared)."
   echo "M = 128 may run on two narrower calls whose plans block as the full one's, extrapolated"
-  echo "to N along the line through them (\`measured\` in \`build/bench/dram.csv\`; README.md)."
+  echo "to N along the line through them (\`measured\` in \`$dram\`). Buffers 64-byte aligned."
   echo "Figures: 512 KiB / 128 KiB."
   echo
   echo "| M | N | K | kernel, packed | kernel, plain [N,K] | scalar fallback | DRAM MB, packed, 512 KiB |"
   echo "|---|---|---|---|---|---|---|"
-  # dram_value SHAPE PATH COLUMN -> one number of dram.csv (5, 6 bytes; 8, 9 ratios), or "-"
-  dram_value() {
-    awk -F, -v s="$1" -v p="$2" -v c="$3" '$1","$2","$3 == s && $4 == p { v = $c } END { print v == "" ? "-" : v }' "$dram"
-  }
-  for s in $(awk -F, 'NR > 1 && $4 == "packed" { print $1","$2","$3 }' "$dram"); do
+  for s in $(awk -F, 'NR > 1 && $4 == "packed" && $5 == "aligned" && $6 == 512 { print $1","$2","$3 }' "$dram"); do
     row="| ${s//,/ | } |"
     for p in packed plain fallback; do
-      row="$row $(dram_value "$s" $p 8) / $(dram_value "$s" $p 9) |"
+      row="$row $(dram_value "$s" $p 512 9) / $(dram_value "$s" $p 128 9) |"
     done
-    echo "$row $(awk -v b="$(dram_value "$s" packed 5)" 'BEGIN { printf "%.1f", b / 1e6 }') |"
+    echo "$row $(awk -v b="$(dram_value "$s" packed 512 7)" 'BEGIN { printf "%.1f", b / 1e6 }') |"
   done
   echo
   "$(dirname "$0")/project.sh" "$csv" "$dram" "$model"
+  if [ -f "$static" ]; then
+    echo
+    echo "## Vector work per MAC of every plan's tiles, from the objects (\`make bench-static\`)"
+    echo
+    echo '```'
+    cat "$static"
+    echo '```'
+  fi
   echo
   echo "## Targets (VLEN 256, packed weights unless said)"
   echo
@@ -91,14 +109,14 @@ PATHS="kernel-packed kernel-plain fallback plain-c"
   for t in "1,4096,4096 1.02 1.02" "1,11008,4096 1.02 1.02" "1,4096,11008 1.02 1.02" \
            "4,4096,4096 1.05 1.05" "16,4096,4096 1.10 1.20" "128,4096,4096 1.50 2.00"; do
     read -r s t512 t128 <<< "$t"
-    check "DRAM / minimum, ${s//,/ x }, L2 512 KiB" "$(dram_value "$s" packed 8)" "$t512"
-    check "DRAM / minimum, ${s//,/ x }, L2 128 KiB" "$(dram_value "$s" packed 9)" "$t128"
+    check "DRAM / minimum, ${s//,/ x }, L2 512 KiB" "$(dram_value "$s" packed 512 9)" "$t512"
+    check "DRAM / minimum, ${s//,/ x }, L2 128 KiB" "$(dram_value "$s" packed 128 9)" "$t128"
   done
   for s in 1,4096,4096 4,4096,4096 16,4096,4096 128,4096,4096; do
-    for c in 8 9; do
-      ratio=$(awk -v a="$(dram_value "$s" plain $c)" -v b="$(dram_value "$s" packed $c)" \
+    for l2 in 512 128; do
+      ratio=$(awk -v a="$(dram_value "$s" plain $l2 9)" -v b="$(dram_value "$s" packed $l2 9)" \
         'BEGIN { if (a b ~ /^[0-9.]+$/) printf "%.2f", a / b; else print "-" }')
-      check "plain/packed DRAM, ${s//,/ x }, L2 $([ $c = 8 ] && echo 512 || echo 128) KiB" "$ratio" 1.10
+      check "plain/packed DRAM, ${s//,/ x }, L2 $l2 KiB" "$ratio" 1.10
     done
   done
   echo
@@ -112,7 +130,7 @@ PATHS="kernel-packed kernel-plain fallback plain-c"
 } > "$md"
 
 # The chart: vector work per MAC at VLEN 256, one cluster per shape, one bar per path.
-dat=${BUILD:-build}/bench/vwork.dat
+dat=$dir/vwork.dat
 {
   echo "shape $PATHS"
   for s in $SHAPES; do
@@ -135,4 +153,4 @@ set grid ytics
 set yrange [0:*]
 plot for [i=2:5] "$dat" using i:xtic(1) title columnheader(i)
 GP
-echo "bench: wrote $md and $png"
+echo "report: wrote $md and $png"

@@ -2,7 +2,7 @@
 # Vector work per multiply-accumulate of every plan's micro-kernels, counted statically from
 # the compiled tiles (objdump), for every ISA variant: the way to count the Zvfbfwma tiles,
 # which only sid's QEMU 11 runs and which loads no plugins here.
-#   bench/static-vwork.sh OBJDUMP GEN_DIR OBJ_DIR [VLEN]
+#   measure/static-vwork.sh OBJDUMP GEN_DIR OBJ_DIR [VLEN]
 # GEN_DIR holds the generated plans (bf16_gemm_*.c, bf16_gemv_*.c), OBJ_DIR/gen the compiled
 # bf16_tiles_<variant>.o. VLEN defaults to 256.
 #
@@ -16,7 +16,7 @@
 # LMUL L per strip per block boundary, 64 (KB - 1) / (VLEN K) per MAC (KB the K blocks of the
 # L2-alone blocking; gen/blocking.c models it so). Left out: arranging the activations (once
 # per column block) and the last block's bias and output; for the base tiles the plugin's
-# dynamic count of a whole call agrees with "call" within 1 % (README).
+# dynamic count of a whole call agrees with "call" within 1 % (docs/measurements.md).
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 OBJDUMP GEN_DIR OBJ_DIR [VLEN]" >&2; exit 2; }
 objdump=$1 gen=$2 obj=$3 vlen=${4:-256}

@@ -1,9 +1,9 @@
 /* One Linear call through the public API, bracketed by the cache model's markers, for
- * bench/cache_model.c to count its DRAM traffic:
+ * measure/cache/cache_model.c to count its DRAM traffic:
  *   dram_call PATH M N K
  * PATH: packed (gemm_rvv_linear on a weight object: packing at create is outside the region),
  * plain (gemm_rvv_linear_plain on [N, K] weights), fallback (the same, fallback forced). One
- * thread; F32 output, no bias; X, W and Y 64-byte aligned, as an engine's tensors are.
+ * thread; F32 output, no bias; X, W and Y where DRAM_PLACEMENT puts them (placement.h).
  * Prints what served the call (kernel or fallback, from the library's counters) and the
  * minimum traffic: the weights once (N * K BF16; the packed copy is no smaller), the BF16
  * activations once and the F32 outputs once, and where X, W and Y are. Uses nothing but
@@ -15,20 +15,13 @@
 #include "cache_marker.h"
 #include "dram_data.h"
 #include "gemm_rvv.h"
+#include "placement.h"
 
-static void *aligned(size_t bytes)
-{
-    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!p) {
-        fprintf(stderr, "dram_call: cannot allocate %zu bytes\n", bytes);
-        exit(1);
-    }
-    return p;
-}
+static struct placement placement;
 
 static uint16_t *bf16_data(size_t count, uint32_t seed)
 {
-    uint16_t *v = aligned(count * sizeof *v);
+    uint16_t *v = placement_alloc(&placement, count * sizeof *v, sizeof *v, "dram_call");
     dram_fill_bf16(v, count, seed);
     return v;
 }
@@ -65,8 +58,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "dram_call: unknown path \"%s\" (packed, plain, fallback)\n", path);
         return 2;
     }
+    placement = placement_from_env("dram_call");
     uint16_t *x = bf16_data((size_t)(m * k), 1), *w = bf16_data((size_t)(n * k), 2);
-    float *y = aligned((size_t)(m * n) * sizeof *y);
+    float *y = placement_alloc(&placement, (size_t)(m * n) * sizeof *y, sizeof *y, "dram_call");
     memset(y, 0, (size_t)(m * n) * sizeof *y);
     check(gemm_rvv_set_threads(1), "set_threads");
     gemm_rvv_force_fallback(strcmp(path, "fallback") == 0);
@@ -85,7 +79,9 @@ int main(int argc, char **argv)
     size_t count = gemm_rvv_counters(rows, 64), kernel_calls = 0;
     for (size_t i = 0; i < count && i < 64; i++)
         kernel_calls += rows[i].kernel_calls;
+    char where[32];
     printf("served=%s\n", kernel_calls ? "kernel" : "fallback");
+    printf("placement=%s\n", placement_name(&placement, where, sizeof where));
     /* for telling the caller's buffers from the library's in the plugin's regions= map */
     printf("buffer=x addr=%p bytes=%lld\n", (void *)x, (long long)(m * k * 2));
     printf("buffer=w addr=%p bytes=%lld\n", (void *)w, (long long)(n * k * 2));

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Measures executed instructions and vector work per multiply-accumulate with the QEMU plugin,
-# for every shape x path x VLEN, and writes bench/results.csv, bench/results.md and
-# bench/vwork_per_mac.png. Called by `make bench` with the built pieces:
-#   bench/run.sh QEMU_PLUGIN BENCH_PROGRAM
+# Executed instructions and vector work per multiply-accumulate, counted by the QEMU plugin
+# measure/count/insn_count.c, for every shape x path x VLEN, into a CSV
+# (M,N,K,vlen,path,insns_per_mac,scalar_per_mac,vwork_per_mac). Run by `make bench-count`:
+#   measure/count/count.sh PLUGIN COUNT_CALL WORK_DIR OUT_CSV
+# COUNT_RUNS="M N K PATH VLEN;..." counts those runs instead of the whole table. JOBS: runs at
+# once (default 2).
 set -euo pipefail
-plugin=$1 program=$2
-out_dir=bench
-work=${BUILD:-build}/bench/runs
+[ $# -eq 4 ] || { echo "usage: $0 PLUGIN COUNT_CALL WORK_DIR OUT_CSV" >&2; exit 2; }
+plugin=$1 program=$2 work=$3 csv=$4
 mkdir -p "$work"
 rm -f "$work"/*.row
 
@@ -53,18 +54,29 @@ measure() {
 export -f measure symbols
 export plugin program work
 
+RUNS=()
 for vlen in "${VLENS[@]}"; do
   for shape in "${SHAPES[@]}"; do
-    for path in "${PATHS[@]}"; do echo "$shape $vlen $path"; done
+    for path in "${PATHS[@]}"; do RUNS+=("$shape $path $vlen"); done
   done
-done | xargs -P "${JOBS:-2}" -L 1 bash -c 'measure "$@"' _
+done
+if [ -n "${COUNT_RUNS:-}" ]; then IFS=';' read -ra RUNS <<< "$COUNT_RUNS"; fi
+for r in "${RUNS[@]}"; do
+  read -r m n k path vlen extra <<< "$r"
+  [[ "$m $n $k $vlen" =~ ^[1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]*$ ]] && [ -z "${extra:-}" ] &&
+    [[ " ${PATHS[*]} " == *" $path "* ]] ||
+    { echo "count: \"$r\": expected M N K PATH VLEN, PATH one of ${PATHS[*]}" >&2; exit 2; }
+done
 
-csv=$out_dir/results.csv
-echo "M,N,K,vlen,path,insns_per_mac,scalar_per_mac,vwork_per_mac" > "$csv"
-for vlen in "${VLENS[@]}"; do
-  for shape in "${SHAPES[@]}"; do
-    read -r m n k <<< "$shape"
-    for path in "${PATHS[@]}"; do cat "$work/$m-$n-$k-$vlen-$path.row"; done
-  done
-done >> "$csv"
-echo "bench: wrote $csv ($(($(wc -l < "$csv") - 1)) rows)"
+for r in "${RUNS[@]}"; do
+  read -r m n k path vlen <<< "$r"
+  echo "$m $n $k $vlen $path"
+done | xargs -P "${JOBS:-2}" -L 1 bash -c 'set -euo pipefail; measure "$@"' _
+
+echo "M,N,K,vlen,path,insns_per_mac,scalar_per_mac,vwork_per_mac" > "$csv.part"
+for r in "${RUNS[@]}"; do
+  read -r m n k path vlen <<< "$r"
+  cat "$work/$m-$n-$k-$vlen-$path.row"
+done >> "$csv.part"
+mv "$csv.part" "$csv"
+echo "count: wrote $csv ($(($(wc -l < "$csv") - 1)) rows)"

@@ -1,26 +1,24 @@
 /* One Linear call of a chosen kernel variant, outside the API, bracketed by the cache model's
- * markers like bench/dram_call.c, for measuring the DRAM traffic of a variant the emulator's
- * core does not select (bench/dram-variant.sh):
+ * markers like dram_call.c, for measuring the DRAM traffic of a variant the emulator's
+ * core does not select (measure/dram/dram.sh, path zvfbfwma):
  *   dram_variant base|zvfbfwma M N K [check|check-special]
  * The weights are packed in the variant's layout (gr_pack, outside the region, as at weight
  * create), then the plan's loops run over all the columns with the variant's tiles
  * (gr_drive_init with &gr_variant_VARIANT, gr_drive_columns on scratch of gr_drive_bytes(),
  * taken before the region), one thread, row blocks of the plan's bucket as run_plan walks them.
- * F32 output, no bias; X, W and Y 64-byte aligned and filled exactly as dram_call fills them.
- * DRAM_ALLOC=glibc|spaced says where the buffers go (see aligned() below).
+ * F32 output, no bias; X, W and Y placed (DRAM_PLACEMENT) and filled exactly as dram_call
+ * places and fills them.
  * GEMM_RVV_BLOCKING=alone|shared picks the plan's blocking (default alone: one thread).
- * Under QEMU 7.2 the zvfbfwma variant must be the trace twin (bench/tiles_zvfbfwma_twin.c.in).
+ * Under QEMU 7.2 the zvfbfwma variant must be the trace twin (tiles_zvfbfwma_twin.c.in).
  * Prints served=kernel, the buffers (x, w, y as dram_call, and the library-side ones this
- * program owns: packed, scratch) and min_bytes, for bench/dram-measure.sh.
+ * program owns: packed, scratch) and min_bytes, for measure-call.sh.
  * check: also runs the scalar fallback (public API, forced) on the same X and W and compares
  * Y bit for bit: prints "check=match digest=D" (D: FNV-1a of Y's bits) or the first mismatch
  * (exit 1). check-special fills X and W with every kind of BF16 instead (both signs, +-0,
  * subnormals, huge values that overflow, +-Inf; no NaN input). */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "cache_marker.h"
 #include "dram_data.h"
@@ -29,39 +27,25 @@
 #include "gemm_rvv.h"
 #include "gr_contract.h"
 #include "pack.h"
+#include "placement.h"
 #include "registry_lookup.h"
 #include "scratch.h"
 
-/* Where the buffers go (DRAM_ALLOC): "glibc" (the default) as in dram_call's API call:
- * aligned_alloc for X, W and Y, then gr_alloc_aligned for the packed weights (weight create)
- * and for the scratch (the call's pool), in that order; "spaced": every buffer in a mapping of
- * its own, 64 bytes into its first page, with an untouched page after it, so that the plugin's
- * map (runs of pages with traffic) shows each buffer on its own. The two put the buffers at
- * different addresses modulo the L2's way (32 KiB), which moves the traffic a little. */
-static int spaced_alloc;
+/* The caller's buffers (X, W, Y) where DRAM_PLACEMENT puts them, as dram_call does. The
+ * library's own (the packed weights at weight create, the call's scratch) as the library
+ * allocates them; under page+B each in a mapping of its own too, 64 bytes into its first page,
+ * so that the plugin's map shows every buffer apart. */
+static struct placement placement;
 
-static void *aligned(size_t bytes)
+static void *aligned(size_t bytes, size_t element)
 {
-    void *p;
-    if (spaced_alloc) {
-        size_t len = (bytes + 64 + 4095) / 4096 * 4096 + 4096;
-        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        p = p == MAP_FAILED ? NULL : (char *)p + 64;
-    } else {
-        p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    }
-    if (!p) {
-        fprintf(stderr, "dram_variant: cannot allocate %zu bytes\n", bytes);
-        exit(1);
-    }
-    return p;
+    return placement_alloc(&placement, bytes, element, "dram_variant");
 }
 
-/* The library's own buffers: as the library allocates them, or spaced. */
 static void *lib_aligned(size_t bytes)
 {
-    if (spaced_alloc)
-        return aligned(bytes);
+    if (placement.kind == PLACEMENT_PAGE)
+        return placement_page(bytes, 64, "dram_variant");
     void *p = gr_alloc_aligned(bytes ? bytes : 64);
     if (!p) {
         fprintf(stderr, "dram_variant: cannot allocate %zu bytes\n", bytes);
@@ -73,7 +57,7 @@ static void *lib_aligned(size_t bytes)
 /* dram_call's data (dram_data.h). */
 static uint16_t *bf16_data(size_t count, uint32_t seed)
 {
-    uint16_t *v = aligned(count * sizeof *v);
+    uint16_t *v = aligned(count * sizeof *v, sizeof *v);
     dram_fill_bf16(v, count, seed);
     return v;
 }
@@ -84,7 +68,7 @@ static uint16_t *bf16_data(size_t count, uint32_t seed)
  * that most outputs of a K = 4096 sum stay finite. */
 static uint16_t *bf16_special(size_t count, uint32_t seed)
 {
-    uint16_t *v = aligned(count * sizeof *v);
+    uint16_t *v = aligned(count * sizeof *v, sizeof *v);
     for (size_t i = 0; i < count; i++) {
         seed = seed * 1664525u + 1013904223u;
         uint32_t kind = seed >> 16, r = (seed >> 1) & 0x7fff, sign = (seed & 1) << 15;
@@ -159,18 +143,13 @@ int main(int argc, char **argv)
         printf("served=fallback\n"); /* dram-measure.sh says which shape lacks a plan */
         return 0;
     }
-    const char *alloc = getenv("DRAM_ALLOC");
-    spaced_alloc = alloc && strcmp(alloc, "spaced") == 0;
-    if (alloc && *alloc && !spaced_alloc && strcmp(alloc, "glibc") != 0) {
-        fprintf(stderr, "dram_variant: DRAM_ALLOC must be glibc or spaced, got \"%s\"\n", alloc);
-        return 2;
-    }
+    placement = placement_from_env("dram_variant");
     const char *b = getenv("GEMM_RVV_BLOCKING");
     int share = b && strcmp(b, "shared") == 0 ? GR_L2_SHARED : GR_L2_ALONE;
 
     uint16_t *x = special ? bf16_special(m * k, 1) : bf16_data(m * k, 1);
     uint16_t *w = special ? bf16_special(n * k, 2) : bf16_data(n * k, 2);
-    float *y = aligned(m * n * sizeof *y);
+    float *y = aligned(m * n * sizeof *y, sizeof *y);
     memset(y, 0, m * n * sizeof *y);
     size_t pw = gr_panel_width(), words = gr_packed_words(n, k, pw);
     void *packed = lib_aligned(words * sizeof(uint32_t));
@@ -197,9 +176,10 @@ int main(int argc, char **argv)
     }
     cache_model_stop();
 
-    printf("served=kernel\nvariant=%s plan=%s tile=%ux%u share=%s alloc=%s\n", variant->name,
+    char where[32];
+    printf("served=kernel\nvariant=%s plan=%s tile=%ux%u share=%s\nplacement=%s\n", variant->name,
            plan->name, plan->tile_rows, plan->lmul, share == GR_L2_SHARED ? "shared" : "alone",
-           spaced_alloc ? "spaced" : "glibc");
+           placement_name(&placement, where, sizeof where));
     /* for telling the buffers apart in the plugin's regions= map */
     printf("buffer=x addr=%p bytes=%zu\n", (void *)x, m * k * 2);
     printf("buffer=w addr=%p bytes=%zu\n", (void *)w, n * k * 2);
@@ -209,7 +189,7 @@ int main(int argc, char **argv)
     printf("min_bytes=%zu\n", n * k * 2 + m * k * 2 + m * n * 4);
 
     if (check) {
-        float *ref = aligned(m * n * sizeof *ref);
+        float *ref = aligned(m * n * sizeof *ref, sizeof *ref);
         memset(ref, 0xff, m * n * sizeof *ref);
         gemm_rvv_status s = gemm_rvv_set_threads(1);
         gemm_rvv_force_fallback(1);

@@ -1,0 +1,173 @@
+# The measurement lab (measure/), included from the Makefile: one make entry per measurement,
+# every program built here, every output under $(MEASURE). Not part of make test or install.
+#   make bench-selftest      the cache model on programs whose DRAM traffic is known by hand
+#   make bench-count         instructions and vector work per MAC, counted by a QEMU plugin
+#   make bench-static        vector work per MAC of every plan's tiles, read from the objects
+#   make bench-dram          DRAM traffic of whole calls under the cache model
+#   make bench-replay        one call of the driver's loops replayed on the host, any blocking
+#   make bench-build-times   make gen plus the library, from nothing, per shapes file
+#   make bench               all of the above, then make bench-report (report.md)
+# Every measurement runs on one library, that of measure/shapes.yaml: a call has one figure,
+# whichever entry measures it.
+
+MEASURE        := $(BUILD)/measure
+MEASURE_SHAPES := measure/shapes.yaml
+BENCH_LIB      := $(MEASURE)/libgemm_rvv.a
+# The instruction-counting plugin (measure/count/insn_count.c); mk/gguf.mk counts with it too.
+PLUGIN         := $(MEASURE)/libinsn_count.so
+CACHE_PLUGIN   := $(MEASURE)/libcache_model.so
+CACHE_SELFTEST := $(MEASURE)/cache_selftest
+COUNT_CALL     := $(MEASURE)/count_call
+DRAM_CALL      := $(MEASURE)/dram_call
+DRIVER_REPLAY  := $(MEASURE)/driver_replay
+# The Zvfbfwma variant through its trace twin: a library of the same shapes whose Zvfbfwma
+# tiles are measure/dram/tiles_zvfbfwma_twin.c.in, built for plain rv64gcv (QEMU 7.2, which
+# the plugins need, has no Zvfbfwma); and the same program on the real library, for sid's QEMU.
+TWIN_DIR       := $(MEASURE)/twin
+TWIN_LIB       := $(TWIN_DIR)/libgemm_rvv.a
+DRAM_TWIN      := $(MEASURE)/dram_variant_twin
+DRAM_REAL      := $(MEASURE)/dram_variant_real
+
+.PHONY: bench bench-deps bench-report bench-selftest bench-count bench-static bench-dram \
+        bench-replay bench-build-times
+
+bench-deps:
+	@tools/setup-deps.sh bench $(TOOLCHAIN_DIR)
+
+# ---- the library every measurement runs on --------------------------------------------------
+$(MEASURE)/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) $(MEASURE_SHAPES)
+	@mkdir -p $(MEASURE)
+	$(GEN_BIN) --explain -o $(MEASURE)/gen $(MEASURE_SHAPES) > $(MEASURE)/explain.txt
+
+$(BENCH_LIB): $(MEASURE)/gen/manifest.json $(BUILD)/probe.ok FORCE
+	@$(LIB_MAKE) GEN_DIR=$(MEASURE)/gen OBJ_DIR=$(MEASURE)/obj LIB=$@
+
+# The twin's templates: the real ones with the twin in place of the Zvfbfwma tiles.
+$(TWIN_DIR)/gen/manifest.json: $(GEN_BIN) $(wildcard templates/*.in) measure/dram/tiles_zvfbfwma_twin.c.in $(MEASURE_SHAPES)
+	@rm -rf $(TWIN_DIR)/templates && mkdir -p $(TWIN_DIR)/templates
+	cp templates/*.in $(TWIN_DIR)/templates/
+	cp measure/dram/tiles_zvfbfwma_twin.c.in $(TWIN_DIR)/templates/tiles_zvfbfwma.c.in
+	$(GEN_BIN) --templates $(TWIN_DIR)/templates -o $(TWIN_DIR)/gen $(MEASURE_SHAPES) > /dev/null
+	@grep -q 'twin_bf16_' $(TWIN_DIR)/gen/bf16_tiles_zvfbfwma.c || \
+	  { echo "error: $(TWIN_DIR)/gen/bf16_tiles_zvfbfwma.c is not the twin" >&2; exit 1; }
+
+# QEMU 7.2 must be able to run every instruction of the twin's Zvfbfwma object.
+$(TWIN_LIB): $(TWIN_DIR)/gen/manifest.json $(BUILD)/probe.ok FORCE
+	@$(LIB_MAKE) GEN_DIR=$(TWIN_DIR)/gen OBJ_DIR=$(TWIN_DIR)/obj LIB=$@ ZVFBFWMA_MARCH=rv64gcv
+	@! $(OBJDUMP) -d $(TWIN_DIR)/obj/gen/bf16_tiles_zvfbfwma.o | \
+	  grep -Eq '	(vfwmaccbf16|vfwcvtbf16|vfncvtbf16|flh|fsh|fcvt\.s\.bf16|fcvt\.bf16\.s)' || \
+	  { echo "error: the twin's Zvfbfwma object holds a BF16 instruction" >&2; exit 1; }
+
+# ---- the QEMU plugins (host) ----------------------------------------------------------------
+QEMU_PLUGIN_CFLAGS = $(HOST_CFLAGS) -D_DEFAULT_SOURCE -I$(TOOLCHAIN_DIR)/qemu-plugin/include \
+                     -Imeasure/cache -fPIC -shared
+
+$(PLUGIN): measure/count/insn_count.c | bench-deps
+	@mkdir -p $(@D)
+	$(HOST_CC) $(QEMU_PLUGIN_CFLAGS) $< -o $@
+
+CACHE_PLUGIN_SRCS := measure/cache/cache_model.c measure/cache/cache_sim.c measure/cache/traffic_map.c
+$(CACHE_PLUGIN): $(CACHE_PLUGIN_SRCS) measure/cache/cache_sim.h measure/cache/traffic_map.h | bench-deps
+	@mkdir -p $(@D)
+	$(HOST_CC) $(QEMU_PLUGIN_CFLAGS) $(CACHE_PLUGIN_SRCS) -o $@
+
+# ---- the programs measured (target, static: QEMU must know the symbols the plugins watch) ---
+MEASURE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -D_ISOC11_SOURCE -Iinclude -Iruntime -Imeasure/cache
+MARKER_SRCS      := measure/cache/cache_marker.c
+DRAM_SRCS        := $(MARKER_SRCS) measure/dram/placement.c
+DRAM_HDRS        := measure/cache/cache_marker.h measure/dram/placement.h measure/dram/dram_data.h
+
+# Plain C as a user would build it: GCC 15's autovectorizer, for VLEN 256 and for VLEN 128.
+$(MEASURE)/plain_c_zvl%.o: measure/count/plain_c.c $(BUILD)/probe.ok
+	@mkdir -p $(@D)
+	$(TARGET_CC) -std=c11 -O3 -ffast-math -Wall -Wextra -DPLAIN_C_NAME=plain_c_linear_zvl$* \
+	  -march=$(if $(filter 256,$*),rv64gcv_zvl256b,rv64gcv) -mabi=lp64d -c $< -o $@
+
+$(COUNT_CALL): measure/count/count_call.c $(BENCH_LIB) $(MEASURE)/plain_c_zvl256.o $(MEASURE)/plain_c_zvl128.o
+	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -I$(MEASURE)/gen -static $< \
+	  $(MEASURE)/plain_c_zvl256.o $(MEASURE)/plain_c_zvl128.o $(BENCH_LIB) -lpthread -lm -o $@
+
+$(CACHE_SELFTEST): measure/cache/selftest.c $(MARKER_SRCS) measure/cache/cache_marker.h $(BUILD)/probe.ok
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(TARGET_CFLAGS) -march=rv64gcv -Imeasure/cache -static $< $(MARKER_SRCS) -o $@
+
+$(DRAM_CALL): measure/dram/dram_call.c $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
+	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -static $< $(DRAM_SRCS) $(BENCH_LIB) \
+	  -lpthread -lm -o $@
+
+$(DRAM_TWIN): measure/dram/dram_variant.c $(DRAM_SRCS) $(DRAM_HDRS) $(TWIN_LIB)
+	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -I$(TWIN_DIR)/gen -static $< $(DRAM_SRCS) \
+	  $(TWIN_LIB) -lpthread -lm -o $@
+
+$(DRAM_REAL): measure/dram/dram_variant.c $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
+	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -I$(MEASURE)/gen -static $< $(DRAM_SRCS) \
+	  $(BENCH_LIB) -lpthread -lm -o $@
+
+# ---- host programs ---------------------------------------------------------------------------
+$(DRIVER_REPLAY): measure/replay/driver_replay.c measure/cache/cache_sim.c measure/cache/cache_sim.h
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -Imeasure/cache -Igen measure/replay/driver_replay.c \
+	  measure/cache/cache_sim.c -o $@
+
+# ---- the measurements ------------------------------------------------------------------------
+# $(call run_into,FILE,COMMAND): COMMAND's output into FILE, then shown; COMMAND failing fails make.
+run_into = $(2) > $(1).part || { cat $(1).part; exit 1; }; mv $(1).part $(1); cat $(1)
+
+bench-selftest: $(CACHE_PLUGIN) $(CACHE_SELFTEST)
+	@$(call run_into,$(MEASURE)/selftest.txt,measure/cache/selftest.sh $(CACHE_PLUGIN) $(CACHE_SELFTEST))
+
+# COUNT_RUNS="M N K PATH VLEN;..." counts those runs only, into count-selected.csv (PATH:
+# kernel-packed, kernel-plain, fallback, plain-c); default: the report's whole table.
+COUNT_RUNS ?=
+COUNT_CSV   = $(MEASURE)/count$(if $(COUNT_RUNS),-selected).csv
+bench-count: $(PLUGIN) $(COUNT_CALL)
+	@COUNT_RUNS='$(COUNT_RUNS)' JOBS=$(JOBS) measure/count/count.sh $(PLUGIN) $(COUNT_CALL) \
+	  $(MEASURE)/count $(COUNT_CSV)
+
+BENCH_VLEN ?= 256
+bench-static: $(BENCH_LIB)
+	@$(call run_into,$(MEASURE)/static-vwork-vlen$(BENCH_VLEN).txt,measure/static-vwork.sh \
+	  '$(OBJDUMP)' $(MEASURE)/gen $(MEASURE)/obj $(BENCH_VLEN))
+
+# DRAM_CALLS="M N K PATH [PLACEMENT];..." measures those calls only, into dram-selected.csv
+# (PATH: packed, plain, fallback, zvfbfwma (packed, through the twin)); default: the report's
+# list. DRAM_PLACEMENT: where the caller's buffers sit (aligned, malloc, page+B:
+# measure/dram/placement.h). DRAM_L2_KB: the L2 sizes modelled. DRAM_COLS: "full" or "C1 C2"
+# (default: measure-call.sh --columns). DRAM_MAP=1: also the traffic by address range.
+DRAM_CALLS     ?=
+DRAM_PLACEMENT ?= aligned
+DRAM_L2_KB     ?= 512 128
+DRAM_COLS      ?=
+DRAM_MAP       ?= 0
+DRAM_CSV        = $(MEASURE)/dram$(if $(DRAM_CALLS),-selected).csv
+DRAM_NEEDS_TWIN = $(findstring zvfbfwma,$(DRAM_CALLS))
+bench-dram: $(CACHE_PLUGIN) $(DRAM_CALL) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(DRAM_REAL) $(if $(TOOLCHAIN),sid-qemu))
+	@DRAM_CALLS='$(DRAM_CALLS)' DRAM_PLACEMENT='$(DRAM_PLACEMENT)' DRAM_L2_KB='$(DRAM_L2_KB)' \
+	  DRAM_COLS='$(DRAM_COLS)' DRAM_MAP='$(DRAM_MAP)' JOBS=$(JOBS) SID_QEMU='$(SID_QEMU)' \
+	  measure/dram/dram.sh $(CACHE_PLUGIN) $(DRAM_CALL) $(MEASURE)/explain.txt $(MEASURE)/dram \
+	  $(DRAM_CSV) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(DRAM_REAL))
+
+# REPLAY_ARGS: M N K strips|tiles KC NC packed|plain L2_KB (measure/replay/driver_replay.c).
+REPLAY_ARGS ?= 128 4096 4096 strips 128 768 plain 512
+bench-replay: $(DRIVER_REPLAY)
+	@$(call run_into,$(MEASURE)/replay.txt,$(DRIVER_REPLAY) $(REPLAY_ARGS))
+
+BUILD_TIMES_SHAPES ?= shapes.yaml models/llama.yaml
+bench-build-times: $(GEN_BIN)
+	@$(call run_into,$(MEASURE)/build-times.csv,measure/build-times.sh \
+	  $(MEASURE)/build-times $(BUILD_TIMES_SHAPES))
+
+# The report from what the entries above wrote; the projection takes models/llama.yaml's
+# layers from its build-times library.
+bench-report:
+	measure/report/report.sh $(MEASURE) $(MEASURE)/build-times/llama/gen/manifest.json
+
+# One after another: each runs its own QEMU jobs JOBS at a time.
+bench:
+	@$(MAKE) --no-print-directory bench-selftest
+	@$(MAKE) --no-print-directory bench-static
+	@$(MAKE) --no-print-directory bench-count
+	@$(MAKE) --no-print-directory bench-dram
+	@$(MAKE) --no-print-directory bench-replay
+	@$(MAKE) --no-print-directory bench-build-times
+	@$(MAKE) --no-print-directory bench-report
