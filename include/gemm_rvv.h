@@ -142,9 +142,9 @@ int gemm_rvv_kernels_active(void);
  * allocates nothing. Per participating thread a plan's call holds its bucket's partial sums of
  * one column block, the widened activations of one K block and, for plain weights, one packed
  * block (the plan file's header comment gives the sizes; tens to hundreds of KiB); the fallback
- * holds 64 widened rows of X plus 4 columns of W per thread. The pool keeps one block per call
- * that ran at the same time as others. This frees the pool's idle blocks; later calls take new
- * ones. */
+ * holds 64 widened rows of X plus 4 columns of W per thread. A call takes one block, so the pool
+ * holds as many as calls ever ran at once. This frees the pool's idle blocks; later calls take
+ * new ones. */
 void gemm_rvv_release_memory(void);
 
 /* ---- Environment ---------------------------------------------------------------------------

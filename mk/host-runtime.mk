@@ -25,8 +25,9 @@ HOST_RT_SUPPORT  := tests/host-runtime/reference.c tests/host-runtime/no_vector_
 HOST_RT_LDFLAGS_test_settings := \
   -Wl,--wrap=pthread_mutex_lock,--wrap=pthread_rwlock_rdlock,--wrap=pthread_rwlock_wrlock
 # Children forked by a threaded parent start threads of their own: ThreadSanitizer allows it
-# with die_after_fork=0.
-HOST_RT_TSAN_OPTIONS := halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
+# with die_after_fork=0. atexit_sleep_ms=0: no second's wait at each child's exit (every test
+# joins its threads before it ends).
+HOST_RT_TSAN_OPTIONS := halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:atexit_sleep_ms=0
 
 # GCC 12's ThreadSanitizer cannot map its shadow memory when the kernel randomises addresses
 # with more bits than it expects (vm.mmap_rnd_bits > 28 on newer kernels): run it with address

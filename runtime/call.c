@@ -20,8 +20,9 @@ gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
                            (size_t)ldy, y_type);
     if (s != GEMM_RVV_OK || (s = gr_weight_hold(weight)) != GEMM_RVV_OK)
         return s;
-    const struct gr_call c = {x,    (size_t)m,   (size_t)ldx,           gr_weight_view_of(weight),
-                              bias, y,           (size_t)ldy,           y_type == GEMM_RVV_BF16};
+    const struct gr_call c = {.x = x, .m = (size_t)m, .ldx = (size_t)ldx,
+                              .w = gr_weight_view_of(weight), .bias = bias, .y = y,
+                              .ldy = (size_t)ldy, .y_bf16 = y_type == GEMM_RVV_BF16};
     s = gr_dispatch(&c, &weight->plans, ((gemm_rvv_weight *)weight)->counters);
     gr_weight_release(weight);
     return s;
@@ -46,7 +47,10 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
         return s;
     struct gr_shape_plans plans;
     gr_find_plans((uint64_t)n, (uint64_t)k, &plans);
-    const struct gr_call c = {x,    (size_t)m, (size_t)ldx, {NULL, 0, 0, w, (size_t)ldw, (size_t)n, (size_t)k},
-                              bias, y,         (size_t)ldy, y_type == GEMM_RVV_BF16};
+    const struct gr_weight_view view = {.plain = w, .ldw = (size_t)ldw, .n = (size_t)n,
+                                        .k = (size_t)k};
+    const struct gr_call c = {.x = x, .m = (size_t)m, .ldx = (size_t)ldx, .w = view,
+                              .bias = bias, .y = y, .ldy = (size_t)ldy,
+                              .y_bf16 = y_type == GEMM_RVV_BF16};
     return gr_dispatch(&c, &plans, NULL);
 }

@@ -17,7 +17,8 @@
 static struct gr_settings settings = {0, GR_AFFINITY_NONE, 0, -1};
 static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
 
-int gr_setting_choice(const char *value, const char *const *names, int count)
+/* The index of `value` in names[0 .. count), or -1. */
+static int choice(const char *value, const char *const *names, int count)
 {
     for (int i = 0; i < count; i++)
         if (strcmp(value, names[i]) == 0)
@@ -25,7 +26,8 @@ int gr_setting_choice(const char *value, const char *const *names, int count)
     return -1;
 }
 
-int gr_setting_count(const char *value, int most)
+/* A whole number from 1 to most, decimal digits only; -1 for anything else. */
+static int count_of(const char *value, int most)
 {
     long n = 0;
     if (!*value)
@@ -40,8 +42,10 @@ int gr_setting_count(const char *value, int most)
     return n >= 1 ? (int)n : -1;
 }
 
-int gr_setting_report(char *buf, size_t size, const char *name, const char *value,
-                      const char *expected, const char *using)
+/* One line on stderr: NAME="VALUE" ignored: expected EXPECTED; USING. VALUE is cut to
+ * SHOWN_CHARS characters ("..." after it then), and every byte that is not printable ASCII is
+ * shown as '?', so that no value can flood or forge a log. */
+static void report(const char *name, const char *value, const char *expected, const char *using)
 {
     char shown[SHOWN_CHARS + 4];
     size_t i = 0;
@@ -50,15 +54,8 @@ int gr_setting_report(char *buf, size_t size, const char *name, const char *valu
     shown[i] = '\0';
     if (value[i])
         strcat(shown, "...");
-    return snprintf(buf, size, "gemm_rvv: %s=\"%s\" ignored: expected %s; %s\n", name, shown,
-                    expected, using);
-}
-
-static void report(const char *name, const char *value, const char *expected, const char *using)
-{
-    char line[256];
-    gr_setting_report(line, sizeof line, name, value, expected, using);
-    fputs(line, stderr);
+    fprintf(stderr, "gemm_rvv: %s=\"%s\" ignored: expected %s; %s\n", name, shown, expected,
+            using);
 }
 
 /* The value of an environment variable, or NULL when it is unset or empty (the default). */
@@ -75,22 +72,22 @@ static void read_settings(void)
     static const char *const shares[] = {"alone", "shared"};
     const char *v;
     if ((v = env("GEMM_RVV_THREADS")) &&
-        (settings.threads = gr_setting_count(v, GEMM_RVV_MAX_THREADS)) < 0) {
+        (settings.threads = count_of(v, GEMM_RVV_MAX_THREADS)) < 0) {
         settings.threads = 0;
         report("GEMM_RVV_THREADS", v, "a whole number from 1 to " DIGITS_OF(GEMM_RVV_MAX_THREADS),
                "using the number of online CPUs");
     }
     if ((v = env("GEMM_RVV_AFFINITY")) &&
-        (settings.affinity = gr_setting_choice(v, affinities, 3)) < 0) {
+        (settings.affinity = choice(v, affinities, 3)) < 0) {
         settings.affinity = GR_AFFINITY_NONE;
         report("GEMM_RVV_AFFINITY", v, "compact, spread or none", "using none");
     }
-    if ((v = env("GEMM_RVV_DISABLE")) && (settings.fallback = gr_setting_choice(v, switches, 2)) < 0) {
+    if ((v = env("GEMM_RVV_DISABLE")) && (settings.fallback = choice(v, switches, 2)) < 0) {
         settings.fallback = 0;
         report("GEMM_RVV_DISABLE", v, "1 or 0", "kernels stay enabled");
     }
     int share;
-    if ((v = env("GEMM_RVV_BLOCKING")) && (share = gr_setting_choice(v, shares, 2)) >= 0)
+    if ((v = env("GEMM_RVV_BLOCKING")) && (share = choice(v, shares, 2)) >= 0)
         settings.share = share == 0 ? GR_L2_ALONE : GR_L2_SHARED;
     else if (v)
         report("GEMM_RVV_BLOCKING", v, "alone or shared", "chosen by the thread count");

@@ -15,18 +15,4 @@ struct gr_settings {
 
 const struct gr_settings *gr_settings(void);
 
-/* ---- The pure parts, for tests ---- */
-
-/* The index of `value` in names[0 .. count), or -1. */
-int gr_setting_choice(const char *value, const char *const *names, int count);
-
-/* A whole number from 1 to most, decimal digits only; -1 for anything else. */
-int gr_setting_count(const char *value, int most);
-
-/* The report line for a refused value: "gemm_rvv: NAME="VALUE" ignored: expected EXPECTED;
- * USING\n", with VALUE cut to 40 characters ("..." after it then) and every byte that is not
- * printable ASCII shown as '?'. Returns the length, as snprintf does. */
-int gr_setting_report(char *buf, size_t size, const char *name, const char *value,
-                      const char *expected, const char *using);
-
 #endif

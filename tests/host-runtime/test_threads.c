@@ -1,8 +1,9 @@
 /* The runtime on the host (fallback only: its registry is empty), run under ThreadSanitizer and
  * under AddressSanitizer + UBSan: the first calls racing to start the worker pool, every thread
  * count on its own, several callers on one weight object, weight updates and pool resizes
- * while calls run, and many callers on a pool of many threads at once (no limit but memory). Every result is compared bit for bit with reference.c. Only gemm_rvv.h is
- * used, as an engine would. Checks inside threads are counted and asserted by the main thread
+ * while calls run, and many callers on a pool of many threads at once (no limit but memory).
+ * Every result is compared bit for bit with reference.c. Only gemm_rvv.h is used, as an
+ * engine would. Checks inside threads are counted and asserted by the main thread
  * (cmocka's asserts must not run on other threads). */
 #include <pthread.h>
 #include <setjmp.h>
@@ -439,7 +440,7 @@ static void test_pool_resized_during_calls(void **state)
  * at once must all get theirs (memory is plentiful here), so every call succeeds. */
 #define MANY_THREADS 256
 #define MANY_CALLERS 8
-#define MANY_ROUNDS 25
+#define MANY_ROUNDS 16
 #define MANY_TIMEOUT_MS 120000
 
 struct many_caller {

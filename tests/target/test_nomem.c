@@ -1,8 +1,8 @@
 /* Out of memory on every path: each allocation a call makes fails in turn (malloc, calloc,
  * realloc and aligned_alloc are wrapped at link time, -Wl,--wrap), and every such call must
  * return GEMM_RVV_ERR_NOMEM with Y untouched and the call not counted; and a call in the
- * steady state allocates nothing at all. Kernel and fallback paths, packed and plain weights, one and several row
- * blocks, one and four threads. */
+ * steady state allocates nothing at all. Kernel and fallback paths, packed and plain weights,
+ * one and several row blocks, one and four threads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
