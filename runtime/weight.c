@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "cpu.h"
+#include "fork.h"
 #include "isa.h"
 #include "pack.h"
 #include "scratch.h"
@@ -94,6 +95,8 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
     store_weights(obj, w, (size_t)ldw);
     for (size_t i = 0; i < sizeof obj->counters / sizeof obj->counters[0]; i++)
         atomic_init(&obj->counters[i], NULL);
+    /* Done at load when threads.c is linked; a program may create weights and never call. */
+    gr_fork_register();
     pthread_mutex_lock(&live_lock);
     obj->next = live;
     if (live)
