@@ -126,7 +126,7 @@ endif
 
 # ---- the library (target) ------------------------------------------------------------------
 JOBS          ?= $(shell nproc 2>/dev/null || echo 2)
-LIB_MAKE = $(MAKE) --no-print-directory -j$(JOBS) -f mk/lib.mk TARGET_CC='$(TARGET_CC)' \
+LIB_MAKE = $(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS)) -f mk/lib.mk TARGET_CC='$(TARGET_CC)' \
            TARGET_AR='$(TARGET_AR)' TARGET_CFLAGS='$(TARGET_CFLAGS)' KERNEL_CFLAGS='$(KERNEL_CFLAGS)' \
            ZVFBFWMA_MARCH='$(ZVFBFWMA_MARCH)'
 

@@ -30,8 +30,9 @@ typedef enum gemm_rvv_status {
     GEMM_RVV_ERR_OVERFLOW = 4, /* a size or stride product does not fit the address space */
     GEMM_RVV_ERR_TYPE = 5,     /* an output type other than GEMM_RVV_F32 or GEMM_RVV_BF16 */
     GEMM_RVV_ERR_NOMEM = 6,    /* memory could not be allocated */
-    GEMM_RVV_ERR_THREADS = 7,  /* a worker thread could not be started */
-    GEMM_RVV_ERR_ISA = 8       /* GEMM_RVV_ISA asks for a kernel variant this core lacks */
+    GEMM_RVV_ERR_THREADS = 7,  /* a worker thread could not be started, or a lock taken */
+    GEMM_RVV_ERR_ISA = 8,      /* GEMM_RVV_ISA asks for a kernel variant this core lacks */
+    GEMM_RVV_ERR_ALIAS = 9     /* Y overlaps X, W or the bias */
 } gemm_rvv_status;
 
 typedef enum gemm_rvv_type {
@@ -67,7 +68,11 @@ void gemm_rvv_weight_free(gemm_rvv_weight *weight);
 /* ---- Linear --------------------------------------------------------------------------------
  * Y[M, N] = X[M, K] W[N, K]^T (+ bias[N]). X is BF16 with row stride ldx >= K; Y has row
  * stride ldy >= N and the element type y_type; bias is N floats or NULL. On any error nothing
- * is written to Y.
+ * is written to Y, and the call is not counted (gemm_rvv_counters).
+ *
+ * Aliasing: Y must not overlap X, the bias, or (gemm_rvv_linear_plain) W, each taken as the
+ * memory from its first element to its last ((rows - 1) * ld + cols elements): such a call
+ * returns GEMM_RVV_ERR_ALIAS. The inputs may overlap each other; they are only read.
  *
  * Dispatch: a generated kernel serves the call when the build has one for (N, K) and a bucket
  * that holds M (the smallest such); M above the largest bucket runs that bucket's kernel on
@@ -76,8 +81,14 @@ void gemm_rvv_weight_free(gemm_rvv_weight *weight);
  * scalar fallback, which gives the same bits.
  *
  * Threads: the columns are split over the library's worker threads (gemm_rvv_set_threads);
- * the result does not depend on the thread count. Several engine threads may call at once,
- * on the same weight object too. */
+ * the result does not depend on the thread count. Any number of engine threads may call at
+ * once, on the same weight object too: each call takes its own scratch (see
+ * gemm_rvv_release_memory), and fails only when that memory cannot be allocated.
+ *
+ * fork(): the library registers pthread_atfork handlers when it is loaded. A fork waits for
+ * the calls and weight updates running on weight objects to finish; the child starts with no
+ * worker threads (its first call starts a pool of the count last set) and every weight object
+ * usable. */
 gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
                                 const gemm_rvv_weight *weight, const float *bias, void *y,
                                 int64_t ldy, gemm_rvv_type y_type);
@@ -100,10 +111,14 @@ size_t gemm_rvv_plan_buckets(int64_t n, int64_t k, int64_t *m_buckets, size_t ca
 
 /* ---- Settings ------------------------------------------------------------------------------
  * Threads taking part in one call, the calling thread included. The default is the number of
- * online CPUs, or GEMM_RVV_THREADS from the environment when it holds a positive number. Setting
- * waits for running calls to finish; the workers are started once and reused. Values below 1
- * mean 1. Returns GEMM_RVV_ERR_THREADS when not all could be started (the pool then runs with
- * those that were). */
+ * online CPUs (at most GEMM_RVV_MAX_THREADS), or GEMM_RVV_THREADS from the environment (see
+ * Environment below). Setting waits for running calls to finish; the workers are started once
+ * and reused; a call that starts the pool while it is being set waits and keeps the count set.
+ * Values below 1 mean 1. Returns GEMM_RVV_ERR_THREADS when not all could be started, or for a
+ * count above GEMM_RVV_MAX_THREADS (the pool then runs with those that were, or with
+ * GEMM_RVV_MAX_THREADS). */
+#define GEMM_RVV_MAX_THREADS 1024
+
 gemm_rvv_status gemm_rvv_set_threads(int count);
 int gemm_rvv_get_threads(void);
 
@@ -111,8 +126,8 @@ int gemm_rvv_get_threads(void);
  * it yourself); worker w is participant w + 1. COMPACT puts participant i on the i-th CPU the
  * process may use (so 4 threads stay in one cluster of a K1, whose CPUs are numbered cluster
  * by cluster); SPREAD spaces the participants evenly over those CPUs (4 of 8: CPUs 0, 2, 4,
- * 6); NONE lets the system place them (the default). GEMM_RVV_AFFINITY=compact|spread|none
- * in the environment sets it from the start. Running calls go on; workers started later by
+ * 6); NONE lets the system place them (the default). GEMM_RVV_AFFINITY in the environment
+ * sets it from the start (see Environment below). Running calls go on; workers started later by
  * gemm_rvv_set_threads are pinned the same way. Returns GEMM_RVV_ERR_THREADS for an unknown
  * mode or when the system refused to pin a worker (it then runs where it was). */
 typedef enum gemm_rvv_affinity {
@@ -125,7 +140,8 @@ gemm_rvv_status gemm_rvv_set_affinity(gemm_rvv_affinity mode);
 gemm_rvv_affinity gemm_rvv_get_affinity(void);
 
 /* Forces every call to the scalar fallback (nonzero) or lets kernels serve again (0), for
- * debugging. GEMM_RVV_DISABLE=1 in the environment forces it from the start. */
+ * debugging. GEMM_RVV_DISABLE=1 in the environment forces it from the start, until this is
+ * called. */
 void gemm_rvv_force_fallback(int on);
 
 /* Nonzero when generated kernels can run here: the core has V and the fallback is not forced. */
@@ -136,9 +152,25 @@ int gemm_rvv_kernels_active(void);
  * allocates nothing. Per participating thread a plan's call holds its bucket's partial sums of
  * one column block, the widened activations of one K block and, for plain weights, one packed
  * block (the plan file's header comment gives the sizes; tens to hundreds of KiB); the fallback
- * holds 64 widened rows of X plus 4 columns of W per thread. This frees the pool's idle blocks;
- * later calls take new ones. */
+ * holds 64 widened rows of X plus 4 columns of W per thread. A call takes one block, so the pool
+ * holds as many as calls ever ran at once. This frees the pool's idle blocks; later calls take
+ * new ones. */
 void gemm_rvv_release_memory(void);
+
+/* ---- Environment ---------------------------------------------------------------------------
+ * Read once, at the first call that needs one. Unset or empty means the default; only these
+ * values are accepted:
+ *   GEMM_RVV_THREADS   a whole number from 1 to GEMM_RVV_MAX_THREADS, in decimal digits
+ *                      (default: the online CPUs)
+ *   GEMM_RVV_AFFINITY  compact, spread or none (default: none)
+ *   GEMM_RVV_DISABLE   1: every call on the scalar fallback; 0: kernels serve (default: 0)
+ *   GEMM_RVV_BLOCKING  alone or shared: the plans' blocking for a whole L2 or for a share of
+ *                      one, for measurements (default: shared when more than one thread runs)
+ * Any other value is reported once on stderr, as one line naming the variable, its value (cut
+ * to 40 characters, bytes other than printable ASCII shown as '?') and the setting used
+ * instead, which is the default; e.g.
+ *   gemm_rvv: GEMM_RVV_DISABLE="false" ignored: expected 1 or 0; kernels stay enabled
+ * GEMM_RVV_ISA (below) is stricter: a value it cannot honour fails every call. */
 
 /* ---- ISA variant ---------------------------------------------------------------------------
  * Kernels come in variants: "base" (RVV 1.0: BF16 widened with integer instructions, multiplied

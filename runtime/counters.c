@@ -80,3 +80,9 @@ void gemm_rvv_counters_print(FILE *out)
     }
     pthread_mutex_unlock(&lock);
 }
+
+void gr_counters_fork_prepare(void) { pthread_mutex_lock(&lock); }
+
+void gr_counters_fork_parent(void) { pthread_mutex_unlock(&lock); }
+
+void gr_counters_fork_child(void) { pthread_mutex_unlock(&lock); }

@@ -20,4 +20,9 @@ uint32_t gr_count_bucket(size_t m);
  * (4096 shape keys), and then the call is not counted. */
 struct gr_counter *gr_counter_for(uint64_t n, uint64_t k, uint32_t bucket);
 
+/* Around fork() (fork.c): the table's lock is held across it. */
+void gr_counters_fork_prepare(void);
+void gr_counters_fork_parent(void);
+void gr_counters_fork_child(void);
+
 #endif

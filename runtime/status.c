@@ -10,10 +10,12 @@ const char *gemm_rvv_strerror(gemm_rvv_status status)
     case GEMM_RVV_ERR_OVERFLOW: return "a size does not fit the address space";
     case GEMM_RVV_ERR_TYPE: return "unknown output type";
     case GEMM_RVV_ERR_NOMEM: return "out of memory";
-    case GEMM_RVV_ERR_THREADS: return "a worker thread could not be started";
+    case GEMM_RVV_ERR_THREADS:
+        return "a worker thread could not be started, or a weight object's lock taken";
     case GEMM_RVV_ERR_ISA:
         return "GEMM_RVV_ISA asks for a kernel variant this core lacks (or names none: "
                "base, zvfbfwma or auto)";
+    case GEMM_RVV_ERR_ALIAS: return "Y overlaps X, W or the bias";
     }
     return "unknown status";
 }

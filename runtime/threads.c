@@ -6,14 +6,13 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "gemm_rvv.h"
+#include "settings.h"
 
-#define MAX_THREADS 256
+#define MAX_THREADS GEMM_RVV_MAX_THREADS
 
 struct job {
     void (*fn)(void *ctx, size_t i);
@@ -32,13 +31,14 @@ static struct {
     pthread_t workers[MAX_THREADS];
     int worker_count;
     int threads;             /* participants per call: workers + the caller */
+    int wanted;              /* the count last set, or 0: gr_threads_default() */
     int stopping, resizing, started;
     int affinity;            /* a gr_affinity */
     int affinity_chosen;     /* set by a call or read from the environment */
     int cpus[MAX_THREADS];   /* the CPUs the process may run on, read when first pinning */
     int cpu_count;
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_COND_INITIALIZER, NULL, {0}, 0, 1, 0, 0, 0, GR_AFFINITY_NONE, 0, {0}, 0};
+          PTHREAD_COND_INITIALIZER, NULL, {0}, 0, 1, 0, 0, 0, 0, GR_AFFINITY_NONE, 0, {0}, 0};
 
 static void unlink_job(struct job *j)
 {
@@ -138,21 +138,11 @@ static int pin_workers(void)
     return rc;
 }
 
-/* GEMM_RVV_AFFINITY=compact|spread|none; anything else is reported once and ignored. */
+/* The mode GEMM_RVV_AFFINITY gives, unless a call chose one already. Lock held. */
 static void affinity_from_env(void)
 {
-    static const char *const names[] = {"none", "compact", "spread"};
-    const char *env = getenv("GEMM_RVV_AFFINITY");
+    pool.affinity = gr_settings()->affinity;
     pool.affinity_chosen = 1;
-    if (!env || !*env)
-        return;
-    for (int a = 0; a < 3; a++)
-        if (strcmp(env, names[a]) == 0) {
-            pool.affinity = a;
-            return;
-        }
-    fprintf(stderr, "gemm_rvv: GEMM_RVV_AFFINITY=%s ignored: expected compact, spread or none\n",
-            env);
 }
 
 /* Stops every worker and starts count - 1 new ones. Called with the lock held and no job
@@ -188,13 +178,8 @@ static int restart_workers(int count)
 
 int gr_threads_default(void)
 {
-    const char *env = getenv("GEMM_RVV_THREADS");
-    if (env) {
-        char *end;
-        long n = strtol(env, &end, 10);
-        if (*env && !*end && n > 0)
-            return n > MAX_THREADS ? MAX_THREADS : (int)n;
-    }
+    if (gr_settings()->threads > 0)
+        return gr_settings()->threads;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     return cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
 }
@@ -214,14 +199,29 @@ static int resize(int count)
     return rc;
 }
 
+/* Starts the pool unless it runs already or is being started or resized: a first call that
+ * meets gr_threads_set waits for it and keeps the count it set. Lock held. */
+static void start_if_needed(void)
+{
+    while (pool.resizing)
+        pthread_cond_wait(&pool.idle, &pool.lock);
+    if (!pool.started)
+        resize(pool.wanted ? pool.wanted : gr_threads_default());
+}
+
 int gr_threads_set(int count)
 {
+    int rc = 0;
     if (count < 1)
         count = 1;
-    if (count > MAX_THREADS)
+    if (count > MAX_THREADS) {
         count = MAX_THREADS;
+        rc = -1;
+    }
     pthread_mutex_lock(&pool.lock);
-    int rc = resize(count);
+    pool.wanted = count;
+    if (resize(count) != 0)
+        rc = -1;
     pthread_mutex_unlock(&pool.lock);
     return rc;
 }
@@ -229,8 +229,7 @@ int gr_threads_set(int count)
 int gr_threads_get(void)
 {
     pthread_mutex_lock(&pool.lock);
-    if (!pool.started)
-        resize(gr_threads_default());
+    start_if_needed();
     int n = pool.threads;
     pthread_mutex_unlock(&pool.lock);
     return n;
@@ -242,10 +241,7 @@ void gr_parallel_for(size_t count, void (*fn)(void *ctx, size_t i), void *ctx)
     if (count == 0)
         return;
     pthread_mutex_lock(&pool.lock);
-    if (!pool.started)
-        resize(gr_threads_default());
-    while (pool.resizing)
-        pthread_cond_wait(&pool.idle, &pool.lock);
+    start_if_needed();
     if (pool.worker_count > 0 && count > 1) {
         struct job **tail = &pool.head;
         while (*tail)
@@ -310,6 +306,46 @@ int gr_threads_worker_cpu(int worker)
     pthread_mutex_unlock(&pool.lock);
     return cpu;
 }
+
+/* ---- fork -------------------------------------------------------------------------------- */
+
+/* The pool's lock is held across fork(), once no resize is under way (no worker is starting
+ * or stopping), so the child's copy of the queue and counts is whole; the child has none of the
+ * workers, so it forgets them (never joining them) and starts its own pool at the count last
+ * set on its first call. */
+void gr_threads_fork_prepare(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    wait_resize();
+}
+
+void gr_threads_fork_parent(void) { pthread_mutex_unlock(&pool.lock); }
+
+void gr_threads_fork_child(void)
+{
+    pool.head = NULL;
+    pool.worker_count = 0;
+    pool.threads = 1;
+    pool.stopping = pool.resizing = pool.started = 0;
+    /* Threads of the parent may have waited on these: the child's start afresh. */
+    pthread_cond_init(&pool.work, NULL);
+    pthread_cond_init(&pool.finished, NULL);
+    pthread_cond_init(&pool.idle, NULL);
+    pthread_mutex_unlock(&pool.lock);
+}
+
+/* Registered when the library is loaded, as OpenBLAS does, so that no fork finds a call half
+ * way through the library's locks. */
+__attribute__((constructor)) static void register_fork_handlers(void) { gr_fork_register(); }
+
+/* ---- the API -------------------------------------------------------------------------------- */
+
+gemm_rvv_status gemm_rvv_set_threads(int count)
+{
+    return gr_threads_set(count) == 0 ? GEMM_RVV_OK : GEMM_RVV_ERR_THREADS;
+}
+
+int gemm_rvv_get_threads(void) { return gr_threads_get(); }
 
 gemm_rvv_status gemm_rvv_set_affinity(gemm_rvv_affinity mode)
 {

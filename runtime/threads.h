@@ -9,13 +9,14 @@
  * and returns when all have finished. Which thread runs which i does not change any result. */
 void gr_parallel_for(size_t count, void (*fn)(void *ctx, size_t i), void *ctx);
 
-/* Threads taking part in a call (the caller counts as one). 0 on success, -1 if a thread
- * could not be started (the pool then has as many as could). */
+/* Threads taking part in a call (the caller counts as one; below 1 means 1). 0 on success,
+ * -1 if a thread could not be started (the pool then has as many as could) or count is above
+ * GEMM_RVV_MAX_THREADS (the pool then has that many). */
 int gr_threads_set(int count);
 int gr_threads_get(void);
 
-/* The count before any gr_threads_set: GEMM_RVV_THREADS if set to a positive number, else the
- * number of online CPUs. */
+/* The count before any gr_threads_set: GEMM_RVV_THREADS if it holds a valid count, else the
+ * number of online CPUs (at most GEMM_RVV_MAX_THREADS). */
 int gr_threads_default(void);
 
 /* Where the workers run (gemm_rvv_set_affinity): the default comes from GEMM_RVV_AFFINITY. */
@@ -29,5 +30,11 @@ int gr_threads_get_affinity(void);
 /* The one CPU worker `worker` (0-based) is pinned to, as the system reports it, or -1 when it
  * may run on more than one (or there is no such worker). For tests. */
 int gr_threads_worker_cpu(int worker);
+
+/* Around fork() (fork.c): the pool's lock is held across it; the child forgets the parent's
+ * workers and queue, and starts a pool of its own on its first call. */
+void gr_threads_fork_prepare(void);
+void gr_threads_fork_parent(void);
+void gr_threads_fork_child(void);
 
 #endif

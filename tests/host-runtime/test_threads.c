@@ -1,8 +1,9 @@
 /* The runtime on the host (fallback only: its registry is empty), run under ThreadSanitizer and
  * under AddressSanitizer + UBSan: the first calls racing to start the worker pool, every thread
  * count on its own, several callers on one weight object, weight updates and pool resizes
- * while calls run. Every result is compared bit for bit with reference.c. Only gemm_rvv.h is
- * used, as an engine would. Checks inside threads are counted and asserted by the main thread
+ * while calls run, and many callers on a pool of many threads at once (no limit but memory).
+ * Every result is compared bit for bit with reference.c. Only gemm_rvv.h is used, as an
+ * engine would. Checks inside threads are counted and asserted by the main thread
  * (cmocka's asserts must not run on other threads). */
 #include <pthread.h>
 #include <setjmp.h>
@@ -433,6 +434,88 @@ static void test_pool_resized_during_calls(void **state)
     problem_free(base);
 }
 
+/* ---- many callers on many threads ---------------------------------------------------------- */
+
+/* Each call on MANY_THREADS threads takes scratch for every one of them: MANY_CALLERS callers
+ * at once must all get theirs (memory is plentiful here), so every call succeeds. */
+#define MANY_THREADS 256
+#define MANY_CALLERS 8
+#define MANY_ROUNDS 16
+#define MANY_TIMEOUT_MS 120000
+
+struct many_caller {
+    const struct problem *p;
+    pthread_barrier_t *start;
+    const atomic_int *stop;
+    atomic_int *done; /* callers finished */
+    int calls, failed, wrong;
+};
+
+static void *many_caller_main(void *arg)
+{
+    struct many_caller *c = arg;
+    const struct problem *p = c->p;
+    float *y = malloc(p->m * p->ldy * sizeof *y);
+    pthread_barrier_wait(c->start);
+    for (int i = 0; y && i < MANY_ROUNDS && !atomic_load(c->stop); i++) {
+        fill_sentinel(y, p->m * p->ldy);
+        gemm_rvv_status s = gemm_rvv_linear_plain(p->x, (int64_t)p->m, (int64_t)p->ldx, p->w[0],
+                                                  (int64_t)p->n, (int64_t)p->k, (int64_t)p->ldw,
+                                                  NULL, y, (int64_t)p->ldy, GEMM_RVV_F32);
+        c->calls++;
+        if (s != GEMM_RVV_OK)
+            c->failed++;
+        else if (first_difference(y, p->want[0], p->m * p->ldy) != 0)
+            c->wrong++;
+    }
+    free(y);
+    atomic_fetch_add(c->done, 1);
+    return NULL;
+}
+
+static void test_many_callers_on_many_threads(void **state)
+{
+    (void)state;
+    assert_int_equal(gemm_rvv_set_threads(MANY_THREADS), GEMM_RVV_OK);
+    assert_int_equal(gemm_rvv_get_threads(), MANY_THREADS);
+    gemm_rvv_counters_reset();
+    /* N = 64 columns per thread: every call splits into MANY_THREADS pieces. */
+    struct problem *p = problem_new(1, 64 * MANY_THREADS, 8, 0, 0, 17);
+    pthread_barrier_t start;
+    assert_int_equal(pthread_barrier_init(&start, NULL, MANY_CALLERS + 1), 0);
+    atomic_int stop = 0, done = 0;
+    struct many_caller c[MANY_CALLERS];
+    pthread_t t[MANY_CALLERS];
+    for (int i = 0; i < MANY_CALLERS; i++) {
+        c[i] = (struct many_caller){p, &start, &stop, &done, 0, 0, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, many_caller_main, &c[i]), 0);
+    }
+    pthread_barrier_wait(&start);
+    /* Bounded: past the deadline the callers stop after their current call. */
+    for (int waited = 0; atomic_load(&done) < MANY_CALLERS; waited += 10) {
+        if (waited >= MANY_TIMEOUT_MS)
+            atomic_store(&stop, 1);
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    int calls = 0, failed = 0, wrong = 0;
+    for (int i = 0; i < MANY_CALLERS; i++) {
+        pthread_join(t[i], NULL);
+        calls += c[i].calls;
+        failed += c[i].failed;
+        wrong += c[i].wrong;
+    }
+    pthread_barrier_destroy(&start);
+    if (failed || wrong || atomic_load(&stop))
+        fail_msg("%d callers on %d threads: %d calls, %d failed (NOMEM), %d wrong%s",
+                 MANY_CALLERS, MANY_THREADS, calls, failed, wrong,
+                 atomic_load(&stop) ? ", stopped at the deadline" : "");
+    uint64_t fallback, kernel;
+    counted_calls(p, &fallback, &kernel);
+    assert_int_equal(fallback, (uint64_t)calls);
+    assert_int_equal(gemm_rvv_set_threads(ENV_THREADS), GEMM_RVV_OK);
+    problem_free(p);
+}
+
 int main(void)
 {
     /* The pool starts on the first call, sized from the environment. */
@@ -445,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_callers_share_one_weight_object),
         cmocka_unit_test(test_weight_updates_during_calls),
         cmocka_unit_test(test_pool_resized_during_calls),
+        cmocka_unit_test(test_many_callers_on_many_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,7 @@
 /* GEMM_RVV_DISABLE=1 in the environment sends every call to the fallback from the start;
- * the API switch lets kernels serve again. A program of its own: the variable is read once. */
+ * the API switch lets kernels serve again; any value but 1 and 0 is reported and leaves the
+ * kernels on. A program of its own: the variable is read once (the refused value in a child
+ * forked before the library is used). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +10,36 @@
 
 #include <cmocka.h>
 
+#include "child.h"
 #include "gemm_rvv.h"
+
+/* In a child: GEMM_RVV_DISABLE=false leaves kernels active where the core has V, and says so
+ * once on stderr. */
+static int child_with_false(void *unused)
+{
+    (void)unused;
+    setenv("GEMM_RVV_DISABLE", "false", 1);
+    const char *no_v = getenv("GEMM_RVV_TEST_NO_V");
+    int with_v = !(no_v && *no_v == '1');
+    uint16_t x[31] = {0x3f80}, w[7 * 31] = {0x4000};
+    float y[7];
+    gemm_rvv_counter row;
+    if (gemm_rvv_kernels_active() != with_v ||
+        gemm_rvv_linear_plain(x, 1, 31, w, 7, 31, 31, NULL, y, 7, GEMM_RVV_F32) != GEMM_RVV_OK ||
+        gemm_rvv_counters(&row, 1) != 1 || row.kernel_calls != (uint64_t)with_v ||
+        !(y[0] == 2.0f && y[1] == 0.0f) || gemm_rvv_kernels_active() != with_v)
+        return 2;
+    return 0;
+}
+
+static void test_refused_value_reported(void **state)
+{
+    (void)state;
+    char err[512];
+    assert_int_equal(run_child(child_with_false, NULL, err, sizeof err, 60000), 0);
+    assert_string_equal(err, "gemm_rvv: GEMM_RVV_DISABLE=\"false\" ignored: expected 1 or 0; "
+                             "kernels stay enabled\n");
+}
 
 static void test_env_forces_fallback(void **state)
 {
@@ -36,6 +67,9 @@ static void test_env_forces_fallback(void **state)
 int main(void)
 {
     setenv("GEMM_RVV_DISABLE", "1", 1);
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_env_forces_fallback)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_refused_value_reported), /* first: the library is still unused */
+        cmocka_unit_test(test_env_forces_fallback),
+    };
     return cmocka_run_group_tests_name("env", tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
 /* Out of memory on every path: each allocation a call makes fails in turn (malloc, calloc,
  * realloc and aligned_alloc are wrapped at link time, -Wl,--wrap), and every such call must
- * return GEMM_RVV_ERR_NOMEM with Y untouched; and a call in the steady state allocates
- * nothing at all. Kernel and fallback paths, packed and plain weights, one and several row
- * blocks, one and four threads. */
+ * return GEMM_RVV_ERR_NOMEM with Y untouched and the call not counted; and a call in the
+ * steady state allocates nothing at all. Kernel and fallback paths, packed and plain weights,
+ * one and several row blocks, one and four threads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,6 +47,18 @@ static const int64_t ms[] = {1, 5, 200};
 
 #define SENTINEL 0xa5
 
+/* Calls the counters hold for (n, k), kernel and fallback, every bucket. */
+static uint64_t counted(int64_t n, int64_t k)
+{
+    gemm_rvv_counter rows[64];
+    size_t count = gemm_rvv_counters(rows, 64);
+    uint64_t calls = 0;
+    for (size_t i = 0; i < count && i < 64; i++)
+        if (rows[i].n == n && rows[i].k == k)
+            calls += rows[i].kernel_calls + rows[i].fallback_calls;
+    return calls;
+}
+
 static void check_every_failure(const struct shape *sh, int64_t m, int plain, int threads)
 {
     uint16_t *x = __real_malloc((size_t)(m * sh->k) * 2), *w = __real_malloc((size_t)(sh->n * sh->k) * 2);
@@ -66,6 +78,7 @@ static void check_every_failure(const struct shape *sh, int64_t m, int plain, in
     for (n = 1;; n++) {
         gemm_rvv_release_memory();
         memset(y, SENTINEL, ybytes);
+        uint64_t calls_before = counted(sh->n, sh->k);
         allocations = 0;
         fail_at = n;
         gemm_rvv_status s =
@@ -75,8 +88,13 @@ static void check_every_failure(const struct shape *sh, int64_t m, int plain, in
         fail_at = 0;
         if (allocations < n) { /* no allocation failed: the call must have worked */
             assert_int_equal(s, GEMM_RVV_OK);
+            assert_int_equal(counted(sh->n, sh->k), calls_before + 1);
             break;
         }
+        if (counted(sh->n, sh->k) != calls_before)
+            fail_msg("N=%lld K=%lld M=%lld %s: allocation %zu failed and the call was counted",
+                     (long long)sh->n, (long long)sh->k, (long long)m,
+                     plain ? "plain" : "packed", n);
         if (s != GEMM_RVV_ERR_NOMEM)
             fail_msg("N=%lld K=%lld M=%lld %s, %d threads: allocation %zu failed, status %d",
                      (long long)sh->n, (long long)sh->k, (long long)m, plain ? "plain" : "packed",

@@ -1,5 +1,6 @@
 /* The public API: dispatch to kernel or fallback (seen through the counters), the forced
- * fallback, weight updates, thread counts, concurrent callers, large M, and bad arguments. */
+ * fallback, weight updates, thread counts, concurrent callers, large M, bad arguments, and
+ * outputs that overlap inputs. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -354,11 +355,82 @@ static void test_plan_buckets(void **state)
     assert_int_equal(gemm_rvv_plan_buckets(1025 + ((int64_t)1 << 32), 1025, b, 8), 0);
 }
 
+/* Y overlapping X, W (plain) or the bias is refused before anything is written: the inputs
+ * and Y keep their bytes. A fallback shape (16 x 16, M = 8) and a kernel one. */
+static void check_refused(gemm_rvv_status got, const unsigned char *buf, const unsigned char *was,
+                          size_t bytes, const char *what)
+{
+    if (got != GEMM_RVV_ERR_ALIAS)
+        fail_msg("%s: status %d (%s), want GEMM_RVV_ERR_ALIAS", what, got,
+                 gemm_rvv_strerror(got));
+    if (memcmp(buf, was, bytes) != 0)
+        fail_msg("%s: refused, yet the buffer was written", what);
+}
+
+static void test_aliasing(void **state)
+{
+    (void)state;
+    enum { M = 8, N = 16, K = 16, BYTES = 4096 };
+    /* One buffer holds W (or X) and Y at chosen places. */
+    unsigned char *buf = malloc(BYTES), *was = malloc(BYTES);
+    assert_non_null(buf);
+    assert_non_null(was);
+    struct rng r = {21};
+    fill_bf16(&r, (uint16_t *)(void *)buf, BYTES / 2, 0);
+    memcpy(was, buf, BYTES);
+    uint16_t *w = (uint16_t *)(void *)buf, *x = random_bf16(M * K, 22);
+    float *bias = random_bias(N);
+    void *y_on_w = buf;                           /* Y (512 bytes of F32) exactly on W */
+    void *y_tail = buf + (N * K - 1) * 2;         /* BF16 Y from W's last element on */
+    check_refused(gemm_rvv_linear_plain(x, M, K, w, N, K, K, NULL, y_on_w, N, GEMM_RVV_F32), buf,
+                  was, BYTES, "plain, Y on W");
+    check_refused(gemm_rvv_linear_plain(x, M, K, w, N, K, K, NULL, y_tail, N, GEMM_RVV_BF16), buf,
+                  was, BYTES, "plain, Y on W's last element");
+    /* Y on X, on the bias: refused for a weight object too. */
+    uint16_t *x_in_buf = (uint16_t *)(void *)(buf + 1024);
+    gemm_rvv_weight *obj;
+    assert_int_equal(gemm_rvv_weight_create(w, N, K, K, &obj), GEMM_RVV_OK);
+    check_refused(gemm_rvv_linear(x_in_buf, M, K, obj, NULL, buf + 1024 + 100, N, GEMM_RVV_BF16),
+                  buf, was, BYTES, "object, Y inside X");
+    float *bias_in_buf = (float *)(void *)(buf + 2048);
+    check_refused(gemm_rvv_linear(x, M, K, obj, bias_in_buf, buf + 2048 - M * N * 4 + 4, N,
+                                  GEMM_RVV_F32), buf, was, BYTES, "object, Y's end on the bias");
+    /* A kernel shape: Y over the plain weights' middle rows. */
+    uint16_t *kw = random_bf16(KN * KK, 23), *kx = random_bf16(4 * KK, 24);
+    uint16_t *kw_was = malloc(KN * KK * 2);
+    assert_non_null(kw_was);
+    memcpy(kw_was, kw, KN * KK * 2);
+    check_refused(gemm_rvv_linear_plain(kx, 4, KK, kw, KN, KK, KK, NULL, kw + 100 * KK, KN,
+                                        GEMM_RVV_BF16), (unsigned char *)kw,
+                  (unsigned char *)kw_was, KN * KK * 2, "kernel shape, Y inside W");
+    /* Next to each other, not overlapping: served, with the same bits as apart. */
+    float *y_apart = malloc(M * N * sizeof(float));
+    assert_non_null(y_apart);
+    assert_int_equal(gemm_rvv_linear_plain(x, M, K, w, N, K, K, bias, y_apart, N, GEMM_RVV_F32),
+                     GEMM_RVV_OK);
+    float *y_next = (float *)(void *)(buf + N * K * 2); /* right after W's last element */
+    assert_int_equal(gemm_rvv_linear_plain(x, M, K, w, N, K, K, bias, y_next, N, GEMM_RVV_F32),
+                     GEMM_RVV_OK);
+    assert_memory_equal(y_next, y_apart, M * N * sizeof(float));
+    /* Inputs may overlap each other: X on W. */
+    assert_int_equal(gemm_rvv_linear_plain(w, M, K, w, N, K, K, NULL, y_apart, N, GEMM_RVV_F32),
+                     GEMM_RVV_OK);
+    gemm_rvv_weight_free(obj);
+    free(y_apart);
+    free(kw_was);
+    free(kw);
+    free(kx);
+    free(bias);
+    free(x);
+    free(was);
+    free(buf);
+}
+
 static void test_strings(void **state)
 {
     (void)state;
     assert_string_equal(gemm_rvv_version(), GEMM_RVV_VERSION_STRING);
-    for (int s = GEMM_RVV_OK; s <= GEMM_RVV_ERR_THREADS; s++) {
+    for (int s = GEMM_RVV_OK; s <= GEMM_RVV_ERR_ALIAS; s++) {
         assert_true(strlen(gemm_rvv_strerror((gemm_rvv_status)s)) > 5);
         for (int t = GEMM_RVV_OK; t < s; t++)
             assert_string_not_equal(gemm_rvv_strerror((gemm_rvv_status)s),
@@ -427,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_m_above_buckets),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_plan_buckets),
+        cmocka_unit_test(test_aliasing),
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_output_digest),
     };

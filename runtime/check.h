@@ -1,0 +1,26 @@
+/* A call's arguments checked before anything is touched: pointers, sizes, strides, sizes that
+ * overflow, and outputs that overlap inputs. */
+#ifndef GEMM_RVV_CHECK_H
+#define GEMM_RVV_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gemm_rvv.h"
+
+/* A [rows, cols] matrix with row stride ld of elem-byte elements: GEMM_RVV_OK, or the status
+ * for a size below 1, a stride below cols, or an extent that does not fit the address space. */
+gemm_rvv_status gr_check_matrix(int64_t rows, int64_t cols, int64_t ld, size_t elem);
+
+/* X [m, k] (ldx), Y [m, n] (ldy, y_type) and their pointers, for a weight of [n, k]. */
+gemm_rvv_status gr_check_call(const uint16_t *x, int64_t m, int64_t ldx, int64_t n, int64_t k,
+                              const void *y, int64_t ldy, gemm_rvv_type y_type);
+
+/* GEMM_RVV_ERR_ALIAS when Y's extent (first element to last) overlaps X's, the bias's (N
+ * floats) or W's (plain weights; w NULL for a weight object, which owns its copy). Arguments
+ * already checked by gr_check_call (and gr_check_matrix for W). */
+gemm_rvv_status gr_check_alias(const uint16_t *x, size_t m, size_t ldx, const uint16_t *w,
+                               size_t n, size_t k, size_t ldw, const float *bias, const void *y,
+                               size_t ldy, gemm_rvv_type y_type);
+
+#endif

@@ -1,0 +1,199 @@
+/* For PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP: without it glibc's rwlock prefers readers,
+ * and callers calling back to back keep a weight update waiting for ever. */
+#define _GNU_SOURCE
+#include "weight.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cpu.h"
+#include "fork.h"
+#include "isa.h"
+#include "pack.h"
+#include "scratch.h"
+
+/* The live objects, for fork(); the mutex guards the list and every fork_locked flag. */
+static struct gemm_rvv_weight *live;
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int init_lock(pthread_rwlock_t *lock)
+{
+    pthread_rwlockattr_t attr;
+    if (pthread_rwlockattr_init(&attr) != 0)
+        return -1;
+#if defined(__GLIBC__) /* an enum constant there, not a macro */
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+    int rc = pthread_rwlock_init(lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    return rc == 0 ? 0 : -1;
+}
+
+/* Unlocking a lock this thread holds cannot fail; if it did the lock would be broken, and
+ * every later call on the object would hang or race. */
+static void unlock(pthread_rwlock_t *lock)
+{
+    if (pthread_rwlock_unlock(lock) != 0) {
+        fputs("gemm_rvv: a weight object's lock could not be released\n", stderr);
+        abort();
+    }
+}
+
+/* Fills the object's copy of W: packed for the kernels, or plain rows for the fallback. */
+static void store_weights(struct gemm_rvv_weight *obj, const uint16_t *w, size_t ldw)
+{
+    if (obj->packed) {
+        gr_pack(w, obj->n, obj->k, ldw, obj->panel_width, obj->layout, obj->packed);
+        return;
+    }
+    for (size_t row = 0; row < obj->n; row++)
+        memcpy(obj->plain + row * obj->k, w + row * ldw, obj->k * sizeof *w);
+}
+
+/* The object's copy of W, allocated for the packed or the plain form. */
+static gemm_rvv_status alloc_copy(struct gemm_rvv_weight *obj)
+{
+    gr_find_plans(obj->n, obj->k, &obj->plans);
+    if (obj->plans.count > 0 && gr_cpu_has_vector()) {
+        obj->panel_width = gr_panel_width();
+        obj->layout = gr_isa_variant()->layout;
+        size_t words = gr_packed_words(obj->n, obj->k, obj->panel_width);
+        if (words == 0)
+            return GEMM_RVV_ERR_OVERFLOW;
+        obj->packed = gr_alloc_aligned(words * sizeof(uint32_t));
+    } else {
+        obj->plain = gr_alloc_aligned(obj->n * obj->k * sizeof(uint16_t));
+    }
+    return obj->packed || obj->plain ? GEMM_RVV_OK : GEMM_RVV_ERR_NOMEM;
+}
+
+gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, int64_t ldw,
+                                       gemm_rvv_weight **out)
+{
+    gemm_rvv_status s;
+    if ((s = gr_isa_status()) != GEMM_RVV_OK)
+        return s;
+    if (!w || !out)
+        return GEMM_RVV_ERR_NULL;
+    if ((s = gr_check_matrix(n, k, ldw, sizeof(uint16_t))) != GEMM_RVV_OK)
+        return s;
+    struct gemm_rvv_weight *obj = calloc(1, sizeof *obj);
+    if (!obj)
+        return GEMM_RVV_ERR_NOMEM;
+    obj->n = (size_t)n;
+    obj->k = (size_t)k;
+    if ((s = alloc_copy(obj)) == GEMM_RVV_OK && init_lock(&obj->lock) != 0)
+        s = GEMM_RVV_ERR_NOMEM;
+    if (s != GEMM_RVV_OK) {
+        free(obj->packed);
+        free(obj->plain);
+        free(obj);
+        return s;
+    }
+    store_weights(obj, w, (size_t)ldw);
+    for (size_t i = 0; i < sizeof obj->counters / sizeof obj->counters[0]; i++)
+        atomic_init(&obj->counters[i], NULL);
+    /* Done at load when threads.c is linked; a program may create weights and never call. */
+    gr_fork_register();
+    pthread_mutex_lock(&live_lock);
+    obj->next = live;
+    if (live)
+        live->prev = obj;
+    live = obj;
+    pthread_mutex_unlock(&live_lock);
+    *out = obj;
+    return GEMM_RVV_OK;
+}
+
+gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *w, int64_t ldw)
+{
+    if (gr_isa_status() != GEMM_RVV_OK)
+        return gr_isa_status();
+    if (!weight || !w)
+        return GEMM_RVV_ERR_NULL;
+    gemm_rvv_status s = gr_check_matrix((int64_t)weight->n, (int64_t)weight->k, ldw,
+                                        sizeof(uint16_t));
+    if (s != GEMM_RVV_OK)
+        return s;
+    if (pthread_rwlock_wrlock(&weight->lock) != 0)
+        return GEMM_RVV_ERR_THREADS;
+    store_weights(weight, w, (size_t)ldw);
+    unlock(&weight->lock);
+    return GEMM_RVV_OK;
+}
+
+void gemm_rvv_weight_free(gemm_rvv_weight *weight)
+{
+    if (!weight)
+        return;
+    pthread_mutex_lock(&live_lock);
+    if (pthread_rwlock_destroy(&weight->lock) != 0) {
+        pthread_mutex_unlock(&live_lock);
+        /* Calls still hold it: freeing it now would pull the weights from under them. */
+        fputs("gemm_rvv: gemm_rvv_weight_free on an object in use: not freed\n", stderr);
+        return;
+    }
+    if (weight->prev)
+        weight->prev->next = weight->next;
+    else
+        live = weight->next;
+    if (weight->next)
+        weight->next->prev = weight->prev;
+    pthread_mutex_unlock(&live_lock);
+    free(weight->packed);
+    free(weight->plain);
+    free(weight);
+}
+
+struct gr_weight_view gr_weight_view_of(const gemm_rvv_weight *weight)
+{
+    return (struct gr_weight_view){weight->packed, weight->layout, weight->panel_width,
+                                   weight->plain,  weight->k,      weight->n,
+                                   weight->k};
+}
+
+gemm_rvv_status gr_weight_hold(const gemm_rvv_weight *weight)
+{
+    return pthread_rwlock_rdlock((pthread_rwlock_t *)&weight->lock) == 0 ? GEMM_RVV_OK
+                                                                         : GEMM_RVV_ERR_THREADS;
+}
+
+void gr_weight_release(const gemm_rvv_weight *weight)
+{
+    unlock((pthread_rwlock_t *)&weight->lock);
+}
+
+void gr_weights_fork_prepare(void)
+{
+    pthread_mutex_lock(&live_lock);
+    for (struct gemm_rvv_weight *w = live; w; w = w->next)
+        w->fork_locked = pthread_rwlock_wrlock(&w->lock) == 0;
+}
+
+void gr_weights_fork_parent(void)
+{
+    for (struct gemm_rvv_weight *w = live; w; w = w->next)
+        if (w->fork_locked) {
+            w->fork_locked = 0;
+            unlock(&w->lock);
+        }
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* glibc's rwlock knows its writer by thread id, which fork() changes: the child cannot unlock
+ * what the parent's thread locked, so it makes each lock again (no other thread can hold one:
+ * the child has only this one). */
+void gr_weights_fork_child(void)
+{
+    for (struct gemm_rvv_weight *w = live; w; w = w->next) {
+        w->fork_locked = 0;
+        if (init_lock(&w->lock) != 0) {
+            fputs("gemm_rvv: a weight object's lock could not be made again after fork\n",
+                  stderr);
+            abort();
+        }
+    }
+    pthread_mutex_unlock(&live_lock);
+}
