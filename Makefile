@@ -312,9 +312,10 @@ $(BUILD)/bench/dram_call: bench/dram_call.c bench/cache_marker.c bench/cache_mar
 # blocking, in seconds (bench/driver_replay.c): what the generator's traffic model is checked on.
 .PHONY: bench-replay
 DRIVER_REPLAY := $(BUILD)/bench/driver_replay
-$(DRIVER_REPLAY): bench/driver_replay.c bench/cache_sim.c bench/cache_sim.h
+$(DRIVER_REPLAY): bench/driver_replay.c bench/cache_sim.c bench/cache_sim.h gen/blocking.c gen/tile.c $(wildcard gen/*.h)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -Ibench bench/driver_replay.c bench/cache_sim.c -o $@
+	$(HOST_CC) $(HOST_CFLAGS) -Ibench -Igen bench/driver_replay.c bench/cache_sim.c gen/blocking.c \
+	  gen/tile.c -o $@
 
 bench-replay: $(DRIVER_REPLAY)
 

@@ -189,13 +189,19 @@ static void blocking_comment(struct text *out, const char *what, uint64_t l2_kib
                 (unsigned long long)b->k_block, (unsigned long long)b->col_block,
                 b->dram_bytes / b->min_bytes, b->dram_bytes / 1048576.0,
                 b->min_bytes / 1048576.0, b->vwork_per_mac, b->seconds * 1e3);
+    if (b->x_copy.rows)
+        text_printf(out, " *     X read from a copy by calls of %llu rows or more on %llu columns "
+                         "or more,\n *     X's rows a multiple of %llu bytes apart.\n",
+                    (unsigned long long)b->x_copy.rows, (unsigned long long)b->x_copy.cols,
+                    (unsigned long long)b->x_copy.stride);
 }
 
 static int same_blockings(const struct blocking a[SHARES], const struct blocking b[SHARES])
 {
     for (int i = 0; i < SHARES; i++)
         if (a[i].order != b[i].order || a[i].k_block != b[i].k_block ||
-            a[i].col_block != b[i].col_block)
+            a[i].col_block != b[i].col_block || a[i].x_copy.rows != b[i].x_copy.rows ||
+            a[i].x_copy.cols != b[i].x_copy.cols || a[i].x_copy.stride != b[i].x_copy.stride)
             return 0;
     return 1;
 }
@@ -206,9 +212,12 @@ static void blocking_field(struct text *out, const char *field, const struct blo
     static const char *const share_names[SHARES] = {"GR_L2_ALONE", "GR_L2_SHARED"};
     text_printf(out, "    .%s = {\n", field);
     for (int i = 0; i < SHARES; i++)
-        text_printf(out, "        [%s] = {.order = %s, .k_block = %llu, .col_block = %llu},\n",
+        text_printf(out, "        [%s] = {.order = %s, .k_block = %llu, .col_block = %llu,\n"
+                         "            .x_copy_rows = %llu, .x_copy_cols = %llu, "
+                         ".x_copy_stride = %llu},\n",
                     share_names[i], order_names[b[i].order], (unsigned long long)b[i].k_block,
-                    (unsigned long long)b[i].col_block);
+                    (unsigned long long)b[i].col_block, (unsigned long long)b[i].x_copy.rows,
+                    (unsigned long long)b[i].x_copy.cols, (unsigned long long)b[i].x_copy.stride);
     text_printf(out, "    },\n");
 }
 
@@ -309,10 +318,12 @@ static void registry_file(struct text *out, const struct plan *p, const struct e
 static void json_blocking(struct text *out, const struct blocking *b)
 {
     text_printf(out, "{\"order\": \"%s\", \"k_block\": %llu, \"col_block\": %llu, "
+                     "\"x_copy_rows\": %llu, \"x_copy_cols\": %llu, \"x_copy_stride\": %llu, "
                      "\"dram_per_min\": %.3f, \"vwork_per_mac\": %.4f}",
                 b->order == ORDER_STRIPS ? "strips" : "tiles", (unsigned long long)b->k_block,
-                (unsigned long long)b->col_block, b->dram_bytes / b->min_bytes,
-                b->vwork_per_mac);
+                (unsigned long long)b->col_block, (unsigned long long)b->x_copy.rows,
+                (unsigned long long)b->x_copy.cols, (unsigned long long)b->x_copy.stride,
+                b->dram_bytes / b->min_bytes, b->vwork_per_mac);
 }
 
 static void manifest_file(struct text *out, const struct shapes *s, const struct plan *p,
@@ -490,16 +501,22 @@ out:
     return rc;
 }
 
-/* One line of the plans table: a name, the tile, then each share's blocking. */
-static void explain_blockings(FILE *out, const char *name, const char *tile,
-                              const struct blocking b[SHARES])
+/* One line of the plans table: a name, the tile, then each share's blocking; its X column is
+ * the rows from which the plan's call on all n columns, one thread, X's rows k apart, reads X
+ * from a copy ("-": never). */
+static void explain_blockings(FILE *out, const char *name, const char *tile, uint64_t n,
+                              uint64_t k, const struct blocking b[SHARES])
 {
     fprintf(out, "%-34s %5s", name, tile);
-    for (int j = 0; j < SHARES; j++)
-        fprintf(out, "  %-6s %5llu %6llu %6.2f %7.4f",
+    for (int j = 0; j < SHARES; j++) {
+        char x_copy[24] = "-";
+        if (x_copy_applies(&b[j].x_copy, b[j].x_copy.rows, n, 2 * k))
+            snprintf(x_copy, sizeof x_copy, "%llu", (unsigned long long)b[j].x_copy.rows);
+        fprintf(out, "  %-6s %5llu %6llu %3s %6.2f %7.4f",
                 b[j].order == ORDER_STRIPS ? "strips" : "tiles", (unsigned long long)b[j].k_block,
-                (unsigned long long)b[j].col_block, b[j].dram_bytes / b[j].min_bytes,
+                (unsigned long long)b[j].col_block, x_copy, b[j].dram_bytes / b[j].min_bytes,
                 b[j].vwork_per_mac);
+    }
     fprintf(out, "\n");
 }
 
@@ -524,17 +541,19 @@ void print_explain(FILE *out, const struct shapes *s, const struct plan *p)
         return;
     const struct target *t = &p->target;
     fprintf(out, "\nplans for VLEN %llu, L2 %llu KiB alone / %llu KiB shared by %llu cores "
-                 "(DRAM is modelled bytes over the minimum):\n",
+                 "(DRAM is modelled bytes over the minimum;\nX: rows from which one thread's "
+                 "call reads X from a copy, X's rows K apart):\n",
             (unsigned long long)t->vlen, (unsigned long long)t->l2_kib,
             (unsigned long long)(t->l2_kib / t->l2_cores), (unsigned long long)t->l2_cores);
-    fprintf(out, "%-34s %5s  %-6s %5s %6s %6s %7s  %-6s %5s %6s %6s %7s\n", "plan", "tile",
-            "order", "KC", "NC", "DRAM", "vwork", "order", "KC", "NC", "DRAM", "vwork");
+    fprintf(out, "%-34s %5s  %-6s %5s %6s %3s %6s %7s  %-6s %5s %6s %3s %6s %7s\n", "plan",
+            "tile", "order", "KC", "NC", "X", "DRAM", "vwork", "order", "KC", "NC", "X", "DRAM",
+            "vwork");
     for (size_t i = 0; i < p->row_count; i++) {
         const struct plan_row *r = &p->rows[i];
         char tile[16];
         snprintf(tile, sizeof tile, "%ux%u", r->tile.rows, r->tile.lmul);
-        explain_blockings(out, r->name, tile, r->blocking);
+        explain_blockings(out, r->name, tile, r->n, r->k, r->blocking);
         if (!same_blockings(r->plain, r->blocking))
-            explain_blockings(out, "  plain [N, K] weights", "", r->plain);
+            explain_blockings(out, "  plain [N, K] weights", "", r->n, r->k, r->plain);
     }
 }
