@@ -65,7 +65,7 @@ export QEMU_SYSROOT
 GEN_BIN       := $(BUILD)/host/gemm-rvv-gen
 GEN_SRCS      := $(wildcard gen/*.c)
 GEN_LIB_SRCS  := $(filter-out gen/main.c,$(GEN_SRCS))
-TEMPLATES     := $(wildcard templates/*.c.in)
+TEMPLATES     := $(wildcard templates/*.in templates/*/*.in) templates/variants.txt
 LIB           := $(BUILD)/libgemm_rvv.a
 TEST_LIB      := $(BUILD)/test/libgemm_rvv.a
 
@@ -122,8 +122,7 @@ endif
 # ---- the library (target) ------------------------------------------------------------------
 JOBS          ?= $(shell nproc 2>/dev/null || echo 2)
 LIB_MAKE = $(MAKE) --no-print-directory -j$(JOBS) -f mk/lib.mk TARGET_CC='$(TARGET_CC)' \
-           TARGET_AR='$(TARGET_AR)' TARGET_CFLAGS='$(TARGET_CFLAGS)' KERNEL_CFLAGS='$(KERNEL_CFLAGS)' \
-           ZVFBFWMA_MARCH='$(ZVFBFWMA_MARCH)'
+           TARGET_AR='$(TARGET_AR)' TARGET_CFLAGS='$(TARGET_CFLAGS)' KERNEL_CFLAGS='$(KERNEL_CFLAGS)'
 
 lib: $(GEN_DIR)/manifest.json $(BUILD)/probe.ok
 	@$(LIB_MAKE) GEN_DIR=$(GEN_DIR) OBJ_DIR=$(BUILD)/obj LIB=$(LIB)

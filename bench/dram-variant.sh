@@ -11,14 +11,15 @@
 # activation read as 2 bytes at the same address, the same partial-sum and output loads and
 # stores), the arithmetic done with base RVV (vzext.vf2 + vsll 16; lhu + slli 16 + fmv.w.x;
 # vfmacc.vf), which gives vfwmaccbf16.vf's bits. The variant's packing, activation arranging
-# and tile ends (templates/support_zvfbfwma.c.in, tile_ends.c.in) are base RVV already and are
+# and tile ends (templates/zvfbfwma/support.c.in, tile_ends.c.in) are base RVV already and are
 # used as they are. Nothing users get changes: the twin lives in bench/ only.
 #
 # Steps: (1) CHECKOUT's templates/ copied to the build folder with the twin in place of
-# tiles_zvfbfwma.c.in; CHECKOUT's own Makefile builds a library for this shape (and the
+# zvfbfwma/tiles.c.in; CHECKOUT's own Makefile builds a library for this shape (and the
 # narrower slices dram.sh would use) with `gemm-rvv-gen --templates` on that copy and the
-# Zvfbfwma object built for plain rv64gcv (ZVFBFWMA_MARCH=rv64gcv, so it cannot hold a BF16
-# instruction; objdump checks it too), in CHECKOUT/build/dram-twin/M-N-K. (2) bench/
+# Zvfbfwma object built for plain rv64gcv (the copy's variants.txt says so, and make reads it
+# as VARIANTS: so it cannot hold a BF16 instruction; objdump checks it too), in
+# CHECKOUT/build/dram-twin/M-N-K. (2) bench/
 # dram_variant.c is linked against it: it packs W in the variant's layout (gr_pack;
 # GR_LAYOUT_ROWS for zvfbfwma), and runs the plan's loops (gr_drive_init with the variant,
 # gr_drive_columns over all columns on scratch of gr_drive_bytes()) between the cache markers,
@@ -46,7 +47,7 @@ usage() { echo "usage: VARIANT=base|zvfbfwma $0 CHECKOUT M N K [L2_KB ...]" >&2;
 here=$(cd "$(dirname "$0")/.." && pwd)
 tree=$(cd "$1" && pwd)
 [ -f "$tree/Makefile" ] || tree=$(cd "$tree/.." && pwd)
-[ -f "$tree/Makefile" ] && [ -f "$tree/include/gemm_rvv.h" ] && [ -f "$tree/templates/tiles_zvfbfwma.c.in" ] ||
+[ -f "$tree/Makefile" ] && [ -f "$tree/include/gemm_rvv.h" ] && [ -f "$tree/templates/zvfbfwma/tiles.c.in" ] ||
   { echo "dram-variant.sh: $1 is not a gemm_rvv checkout with Zvfbfwma variants" >&2; exit 2; }
 m=$2 n=$3 k=$4
 shift 4
@@ -78,8 +79,9 @@ cmp -s "$shapes.new" "$shapes" && rm "$shapes.new" || mv "$shapes.new" "$shapes"
 # (1) The templates with the twin swapped in; the generator runs again when they change.
 tdir=$work/templates-twin
 rm -rf "$tdir.new"; mkdir -p "$tdir.new"
-cp "$tree"/templates/*.in "$tdir.new/"
-cp "$here/bench/tiles_zvfbfwma_twin.c.in" "$tdir.new/tiles_zvfbfwma.c.in"
+cp -r "$tree"/templates/. "$tdir.new/"
+cp "$here/bench/tiles_zvfbfwma_twin.c.in" "$tdir.new/zvfbfwma/tiles.c.in"
+awk '$1 == "zvfbfwma" { $3 = "rv64gcv" } { print }' "$tree/templates/variants.txt" > "$tdir.new/variants.txt"
 if diff -rq "$tdir.new" "$tdir" > /dev/null 2>&1; then rm -rf "$tdir.new"
 else rm -rf "$tdir"; mv "$tdir.new" "$tdir"; rm -f "$work/gen/manifest.json"; fi
 build_lib() { # BUILD_DIR MAKE_ARGS...
@@ -88,7 +90,7 @@ build_lib() { # BUILD_DIR MAKE_ARGS...
     JOBS="${JOBS:-2}" ${CROSS:+CROSS=$CROSS} "$@" lib > "$dir.make.log" 2>&1 ||
     { tail -20 "$dir.make.log" >&2; echo "dram-variant.sh: building the library failed (log: $dir.make.log)" >&2; exit 1; }
 }
-build_lib "$work" GEN_FLAGS="--templates $tdir" ZVFBFWMA_MARCH=rv64gcv
+build_lib "$work" GEN_FLAGS="--templates $tdir" VARIANTS="$tdir/variants.txt"
 if [ -n "${CROSS:-}" ]; then cc=${CROSS}gcc objdump=${CROSS}objdump
 else cc=$toolchain/gcc15/usr/bin/riscv64-linux-gnu-gcc-15 objdump=$toolchain/gcc15/usr/bin/riscv64-linux-gnu-objdump; fi
 twin_obj=$work/obj/gen/bf16_tiles_zvfbfwma.o
