@@ -37,11 +37,11 @@ static const struct {
     /* The VLEN tile costs are counted at (gen/tile.h); work scales with it. */
     .design_vlen = 256,
     /* Round trips of the partial sums when a K block's sets are filled to their last way:
-     * LRU leaks about one over the call (the replay of bench/driver_replay.c). */
+     * LRU leaks about one over the call. */
     .leak_trips = 1,
     /* Round trips of a flooded set's partial sums per flood, plain weights: strips order
      * packs through the K block (once before a use, once after), tiles order packs the column
-     * block first (calibrated on the replay, 4096 x 4096 and 4096 x 11008, M = 128). */
+     * block first (both calibrated on replays of the driver). */
     .flood_trips_strips = 2.2,
     .flood_trips_tiles = 1.4,
     /* Round trips of the words just packed into a flooded set (tiles order): about two. */
