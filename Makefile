@@ -66,7 +66,7 @@ export QEMU_SYSROOT
 GEN_BIN       := $(BUILD)/host/gemm-rvv-gen
 GEN_SRCS      := $(wildcard gen/*.c)
 GEN_LIB_SRCS  := $(filter-out gen/main.c,$(GEN_SRCS))
-TEMPLATES     := $(wildcard templates/*.c.in)
+TEMPLATES     := $(wildcard templates/*.in templates/*/*.in) templates/variants.txt
 LIB           := $(BUILD)/libgemm_rvv.a
 TEST_LIB      := $(BUILD)/test/libgemm_rvv.a
 
@@ -127,11 +127,10 @@ endif
 # ---- the library (target) ------------------------------------------------------------------
 JOBS          ?= $(shell nproc 2>/dev/null || echo 2)
 LIB_MAKE = $(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS)) -f mk/lib.mk TARGET_CC='$(TARGET_CC)' \
-           TARGET_AR='$(TARGET_AR)' TARGET_CFLAGS='$(TARGET_CFLAGS)' KERNEL_CFLAGS='$(KERNEL_CFLAGS)' \
-           ZVFBFWMA_MARCH='$(ZVFBFWMA_MARCH)'
+           TARGET_AR='$(TARGET_AR)' TARGET_CFLAGS='$(TARGET_CFLAGS)' KERNEL_CFLAGS='$(KERNEL_CFLAGS)'
 
 lib: $(GEN_DIR)/manifest.json $(BUILD)/probe.ok
-	@$(LIB_MAKE) GEN_DIR=$(GEN_DIR) OBJ_DIR=$(BUILD)/obj LIB=$(LIB)
+	+@$(LIB_MAKE) GEN_DIR=$(GEN_DIR) OBJ_DIR=$(BUILD)/obj LIB=$(LIB)
 	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) plans from $$($(MANIFEST_SOURCE)))"
 
 # ---- tests ---------------------------------------------------------------------------------
@@ -171,7 +170,7 @@ $(BUILD)/test/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) $(TEST_SHAPES)
 
 # Warnings are errors here: generated code must stay -Wall -Wextra clean.
 $(TEST_LIB): $(BUILD)/test/gen/manifest.json $(BUILD)/probe.ok FORCE
-	@$(LIB_MAKE) GEN_DIR=$(BUILD)/test/gen OBJ_DIR=$(BUILD)/test/obj LIB=$@ \
+	+@$(LIB_MAKE) GEN_DIR=$(BUILD)/test/gen OBJ_DIR=$(BUILD)/test/obj LIB=$@ \
 	  TARGET_CFLAGS='$(TARGET_CFLAGS) -Werror' KERNEL_CFLAGS='$(KERNEL_CFLAGS) -Werror'
 
 
@@ -197,7 +196,7 @@ $(BUILD)/test/shipped/$(2)/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) $(1)
 	$(GEN_BIN) -o $(BUILD)/test/shipped/$(2)/gen $(1) > /dev/null
 
 $(BUILD)/test/shipped/$(2)/libgemm_rvv.a: $(BUILD)/test/shipped/$(2)/gen/manifest.json $(BUILD)/probe.ok FORCE
-	@$$(LIB_MAKE) GEN_DIR=$(BUILD)/test/shipped/$(2)/gen OBJ_DIR=$(BUILD)/test/shipped/$(2)/obj LIB=$$@ \
+	+@$$(LIB_MAKE) GEN_DIR=$(BUILD)/test/shipped/$(2)/gen OBJ_DIR=$(BUILD)/test/shipped/$(2)/obj LIB=$$@ \
 	  TARGET_CFLAGS='$$(TARGET_CFLAGS) -Werror' KERNEL_CFLAGS='$$(KERNEL_CFLAGS) -Werror'
 
 $(BUILD)/test/shipped-$(2): tests/target/shipped/test_plans.c $(TARGET_SUPPORT) $(BUILD)/test/shipped/$(2)/libgemm_rvv.a

@@ -7,7 +7,7 @@
  * activations once per column block, unless they stay in L2 from one to the next; outputs
  * filled and written back once (write-allocate); partial sums written back and filled again
  * when one K block's working set (partial sums, weights and activations of the block) does
- * not fit. "Fits" means within L2_USABLE of the L2: LRU keeps a working set only if a stream
+ * not fit. "Fits" means within P.l2_usable of the L2: LRU keeps a working set only if a stream
  * passing through leaves it room.
  *
  * Vector work per MAC: the tile's (tile.c), plus loading and storing partial sums between K
@@ -19,10 +19,51 @@
 
 #include <stddef.h>
 
-#define L2_USABLE 0.65
-/* Vector work to widen one activation at VLEN 256: e16m2 load (2), vzext to m4 (4), vsll (4),
- * strided store (4) per 32 values (templates/support_base.c.in). */
-#define WIDEN_VWORK 0.4375
+/* The model's parameters: what each is, and why it has its value. Calibrated on replays of the
+ * driver's accesses (bench/driver_replay.c) and the cache-model plugin; the figures are in the
+ * commit messages. */
+static const struct {
+    double l2_usable, widen_vwork, design_vlen, leak_trips, flood_trips_strips,
+        flood_trips_tiles, flood_word_trips, x_flood_ways, x_flood_trips, vwork_slack,
+        dram_margin, time_tie;
+    uint64_t x_copy_stride, x_copy_cost_cols;
+} P = {
+    /* Share of an L2 a working set may fill and stay: LRU keeps it only if the streams
+     * passing through leave it room. */
+    .l2_usable = 0.65,
+    /* Vector work to widen one activation at design_vlen: e16m2 load (2), vzext to m4 (4),
+     * vsll (4), strided store (4) per 32 values (templates/base/support.c.in). */
+    .widen_vwork = 0.4375,
+    /* The VLEN tile costs are counted at (gen/tile.h); work scales with it. */
+    .design_vlen = 256,
+    /* Round trips of the partial sums when a K block's sets are filled to their last way:
+     * LRU leaks about one over the call. */
+    .leak_trips = 1,
+    /* Round trips of a flooded set's partial sums per flood, plain weights: strips order
+     * packs through the K block (once before a use, once after), tiles order packs the column
+     * block first (both calibrated on replays of the driver). */
+    .flood_trips_strips = 2.2,
+    .flood_trips_tiles = 1.4,
+    /* Round trips of the words just packed into a flooded set (tiles order): about two. */
+    .flood_word_trips = 2,
+    /* Share of a set's ways that X's rows of one K block may take before they evict the
+     * partial sums of that set, and the round trips of those per column block. */
+    .x_flood_ways = 0.25,
+    .x_flood_trips = 2,
+    /* The choice: vector work within this factor of the least any blocking needs... */
+    .vwork_slack = 1.08,
+    /* ...times within time_tie of each other count as equal, and then DRAM bytes fewer by
+     * dram_margin win (the bandwidth is what the cores share, a core's share the model's
+     * guess). */
+    .dram_margin = 0.05,
+    .time_tie = 0.005,
+    /* X's rows a multiple of this many bytes apart fall in at most 16 places of an 8 KiB way
+     * (a 128 KiB, 16-way share): 8 rows or more per set, so the copy pays. */
+    .x_copy_stride = 512,
+    /* Columns per K of a call piece from which the partial sums the copy keeps weigh more
+     * than the copy's own traffic (a fill and a write-back of X): 4 N >= K. */
+    .x_copy_cost_cols = 4,
+};
 
 static const uint64_t k_blocks[] = {16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
                                     1536, 2048};
@@ -31,6 +72,25 @@ static const uint64_t col_panels[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 uint64_t panel_width(const struct target *t) { return t->vlen / 4; }
+
+/* X is read again for every column block, and its rows at a stride of a power of two (K =
+ * 4096: 8 KiB) fall in a few sets of an L2: every K block of many rows floods those sets and
+ * evicts the partial sums there. The copy holds each K block's rows one after the other, so
+ * that a block's lines are contiguous and spread over every set. It pays with two column
+ * blocks or more, BLOCKING_SET_ROWS rows or more and columns enough (x_copy_cost_cols). */
+struct x_copy blocking_x_copy(unsigned bucket, uint64_t n, uint64_t k, uint64_t col_block)
+{
+    const uint64_t cost_cols = ceil_div(k, P.x_copy_cost_cols);
+    struct x_copy c = {0, col_block + 1 > cost_cols ? col_block + 1 : cost_cols, P.x_copy_stride};
+    if (bucket >= BLOCKING_SET_ROWS && n >= 2 * col_block && n >= cost_cols)
+        c.rows = BLOCKING_SET_ROWS;
+    return c;
+}
+
+int x_copy_applies(const struct x_copy *c, uint64_t rows, uint64_t cols, uint64_t ldx_bytes)
+{
+    return c->rows && rows >= c->rows && cols >= c->cols && ldx_bytes % c->stride == 0;
+}
 
 static uint64_t gcd(uint64_t a, uint64_t b)
 {
@@ -44,29 +104,25 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 
 /* DRAM bytes of a plan of BLOCKING_SET_ROWS rows or more, counted in lines per cache set: a set
  * holds `ways` lines, and LRU keeps what fits in each set, whatever the rest of the cache
- * holds. Calibrated on a replay of the driver's accesses through bench/cache_sim.c (which
- * gave 1.560 / 2.184 for the previous M = 128 plans, where the plugin measured 1.56 / 2.20):
+ * holds. Calibrated on a replay of the driver's accesses through bench/cache_sim.c:
  * - each partial sum is used once per K block; between two uses pass the weights of two K
  *   blocks (the rest of this one, the start of the next), the activations of one and, in
  *   strips order, the widened block of all rows. A panel's K block is 2 kc pw contiguous
  *   bytes and panels are (K / 2) pw 4 bytes apart (512 KiB at K = 4096, VLEN 256): when that
  *   is a multiple of a way, every panel's block falls in the same sets and the column
  *   block's panels stack there. More lines than ways: every K block fills and writes back
- *   the partial sums. Exactly full: the replay leaks about one round trip of them over the
- *   call (8 M N, counted here); the plugin measured about two on 4096 x 4096 at 128 KiB
- *   (tiles, K blocks of 32, column blocks of 192: 1.962 where this gives 1.84). Counting
- *   two would make column blocks of 128 (about 2.03, 1.9 % less vector work) the least
- *   modelled time, by 1 %, above the issue's 2.00 there;
- * - the driver copies X's rows (runtime/driver.c) when it walks two column blocks or more,
- *   4 N >= K and X's rows are a multiple of 512 bytes apart, each K block's rows one after
- *   the other (contiguous, spread over the sets): the copy costs a fill and a write-back of
- *   X, the further column blocks read the copy, the first reads X's own rows;
+ *   the partial sums. Exactly full: LRU leaks P.leak_trips round trips of them (8 M N
+ *   bytes each) over the call;
+ * - where the blocking copies X (blocking_x_copy, with X's rows K apart) the copy costs a
+ *   fill and a write-back of X, the further column blocks read the copy, the first reads X's
+ *   own rows;
  * - X's own rows fall in way / gcd(2 K, way) sets of a way: more than a quarter of a set's
- *   ways of them per K block evicts the partial sums of that set, about twice per column
- *   block (16 M N bytes over the call; only the first column block's with the copy). */
+ *   ways of them per K block (P.x_flood_ways) evicts the partial sums of that set,
+ *   P.x_flood_trips times per column block (only the first column block's with the copy). */
 static double dram_by_sets(const struct target *t, struct tile tile, unsigned bucket, uint64_t n,
                            uint64_t k, uint64_t l2_bytes, enum weights weights,
-                           enum loop_order order, uint64_t kc, uint64_t nc)
+                           enum loop_order order, uint64_t kc, uint64_t nc,
+                           const struct x_copy *x_copy)
 {
     const int plain = weights == WEIGHTS_PLAIN;
     const double m = bucket, line = (double)t->line;
@@ -76,11 +132,11 @@ static double dram_by_sets(const struct target *t, struct tile tile, unsigned bu
     const double w = (double)np * (double)((k + 1) / 2) * 4, x = 2 * m * (double)k,
                  y = 4 * m * (double)n;
     const double partials = blocks_k > 1 ? 4 * m * (double)nc : 0;
-    const int copy = n >= 2 * nc && 4 * n >= k && 2 * k % 512 == 0; /* as the driver (ldx = K) */
+    const int copy = x_copy_applies(x_copy, bucket, n, 2 * k); /* one thread, X's rows K apart */
 
     double dram = w + 2 * y;
     /* Activations: all of X stays in the L2, or it is read once per column block. */
-    if (x + 2.0 * (double)nc * (double)k + partials <= L2_USABLE * (double)l2_bytes)
+    if (x + 2.0 * (double)nc * (double)k + partials <= P.l2_usable * (double)l2_bytes)
         dram += x;
     else
         dram += x * (double)blocks_n;
@@ -136,30 +192,28 @@ static double dram_by_sets(const struct target *t, struct tile tile, unsigned bu
     if (need > ways)
         dram += 8 * m * (double)n * (double)(blocks_k - 1);
     else if (need + flood > ways) {
-        /* The flood evicts what its sets hold (calibrated on a replay through
-         * bench/cache_sim.c, 4096 x 4096 and 4096 x 11008, M = 128, 512 KiB): the partial
-         * sums there about twice per flood when strips pack one by one through the K block
-         * (once before a partial sum's use, once after), 1.4 times when tiles order packs
-         * the column block first, at most once per K block; and then the words just packed
-         * in those sets, which are written back and filled again about twice. A set is
+        /* The flood evicts what its sets hold: the partial sums there P.flood_trips_* times
+         * per flood, at most once per K block; and then (tiles order) the words just packed
+         * in those sets, written back and filled again P.flood_word_trips times. A set is
          * flooded once per column block when rows fall in few places (K = 4096), in most K
          * blocks when they spread (K = 11008: 64 places). */
         double floods = (double)blocks_k * flooded_sets / (double)sets; /* a set's, per column block */
-        double trips = (order == ORDER_STRIPS ? 2.2 : 1.4) * (floods < 1 ? 1 : floods);
+        double trips = (order == ORDER_STRIPS ? P.flood_trips_strips : P.flood_trips_tiles) *
+                       (floods < 1 ? 1 : floods);
         if (trips > (double)(blocks_k - 1))
             trips = (double)(blocks_k - 1);
         dram += trips * 8 * m * (double)n;
         if (order == ORDER_TILES)
-            dram += 4 * 2.0 * (double)kc * (double)nc * flooded_sets / (double)sets *
+            dram += 2 * P.flood_word_trips * 2.0 * (double)kc * (double)nc * flooded_sets / (double)sets *
                     (double)blocks_k * (double)blocks_n;
     }
     else if (need > ways - 1) /* a set filled to its last way leaks (see above) */
-        dram += 8 * m * (double)n;
+        dram += P.leak_trips * 8 * m * (double)n;
 
     /* X's own rows flooding a set: all columns, or the first column block before the copy. */
     uint64_t x_sets = way / gcd(2 * k, way);
-    if (m * row_lines / (double)(x_sets < sets ? x_sets : sets) > ways / 4)
-        dram += 16 * m * (double)(copy ? nc : n);
+    if (m * row_lines / (double)(x_sets < sets ? x_sets : sets) > ways * P.x_flood_ways)
+        dram += P.x_flood_trips * 8 * m * (double)(copy ? nc : n);
     return dram;
 }
 
@@ -167,23 +221,24 @@ struct blocking blocking_model(const struct target *t, struct tile tile, unsigne
                                uint64_t n, uint64_t k, uint64_t l2_bytes, enum weights weights,
                                enum loop_order order, uint64_t k_block, uint64_t col_block)
 {
-    const double m = bucket, rows = tile.rows, vscale = 256.0 / (double)t->vlen;
+    const double m = bucket, rows = tile.rows, vscale = P.design_vlen / (double)t->vlen;
     const uint64_t pw = panel_width(t), nr = t->vlen / 32 * tile.lmul;
     const uint64_t np = ceil_div(n, pw) * pw;
     const uint64_t kc = k_block < k ? k_block : k, nc = col_block < np ? col_block : np;
     const uint64_t blocks_n = ceil_div(n, nc), blocks_k = ceil_div(k, kc);
     const uint64_t tiles = ceil_div(bucket, tile.rows);
-    const double l2 = L2_USABLE * (double)l2_bytes;
+    const double l2 = P.l2_usable * (double)l2_bytes;
     const double w = (double)np * (double)((k + 1) / 2) * 4, x = 2 * m * (double)k,
                  y = 4 * m * (double)n;
     const double partials = blocks_k > 1 ? 4 * m * (double)nc : 0;
     const double w_block = 2.0 * (double)kc * (double)nc, x_block = 2 * m * (double)kc;
     const double xf_block = 4 * (order == ORDER_STRIPS ? m : rows) * (double)kc;
 
-    struct blocking b = {order, kc, nc, 0, w + x + y, 0, 0};
+    struct blocking b = {.order = order, .k_block = kc, .col_block = nc,
+                         .x_copy = blocking_x_copy(bucket, n, k, nc), .min_bytes = w + x + y};
     double dram;
     if (bucket >= BLOCKING_SET_ROWS)
-        dram = dram_by_sets(t, tile, bucket, n, k, l2_bytes, weights, order, kc, nc);
+        dram = dram_by_sets(t, tile, bucket, n, k, l2_bytes, weights, order, kc, nc, &b.x_copy);
     else {
         dram = w + 2 * y;
         dram += x + 2.0 * (double)nc * (double)k + partials <= l2 ? x : x * (double)blocks_n;
@@ -206,8 +261,9 @@ struct blocking blocking_model(const struct target *t, struct tile tile, unsigne
     b.dram_bytes = dram;
 
     double vwork = tile_cost(tile, bucket).vwork_per_mac * vscale;
+    /* a partial sum's store and load (32 bits each) per K block after the first */
     vwork += 64.0 * (double)(blocks_k - 1) / ((double)t->vlen * (double)k);
-    vwork += WIDEN_VWORK * vscale * (double)blocks_n / (double)n;
+    vwork += P.widen_vwork * vscale * (double)blocks_n / (double)n;
     b.vwork_per_mac = vwork;
     double macs = m * (double)n * (double)k;
     b.seconds = vwork * macs * (double)(t->vlen / t->dlen) / ((double)t->mhz * 1e6) +
@@ -216,16 +272,14 @@ struct blocking blocking_model(const struct target *t, struct tile tile, unsigne
 }
 
 /* The choice: the least modelled time among blockings whose vector work is within
- * VWORK_SLACK of the least any blocking needs, where DRAM time counts a core's share of the
- * bandwidth (all cores of the chip run such calls); times within half a percent go to the
- * one moving DRAM_MARGIN fewer DRAM bytes (the bandwidth is what the cores share, and a
+ * P.vwork_slack of the least any blocking needs, where DRAM time counts a core's share of the
+ * bandwidth (all cores of the chip run such calls); times within P.time_tie go to the
+ * one moving P.dram_margin fewer DRAM bytes (the bandwidth is what the cores share, and a
  * core's share of it is the model's guess), else, on packed weights, to the least work. On
  * plain weights they go to the larger relative saving, bytes against work: the flood terms
  * of their model are calibrated on one shape, and the bytes are what plain weights pay for
  * against packed ones. Candidates are tried in a fixed order, so the choice is
  * deterministic. */
-#define VWORK_SLACK 1.08
-#define DRAM_MARGIN 0.05
 
 struct choice {
     enum weights weights;
@@ -239,13 +293,13 @@ static int better(const struct blocking *a, const struct blocking *b, const stru
     int a_ok = a->vwork_per_mac <= c->vwork_limit, b_ok = b->vwork_per_mac <= c->vwork_limit;
     if (a_ok != b_ok)
         return a_ok;
-    if (a->seconds < b->seconds * 0.995)
+    if (a->seconds < b->seconds * (1 - P.time_tie))
         return 1;
-    if (a->seconds > b->seconds * 1.005)
+    if (a->seconds > b->seconds * (1 + P.time_tie))
         return 0;
-    if (a->dram_bytes < b->dram_bytes * (1 - DRAM_MARGIN))
+    if (a->dram_bytes < b->dram_bytes * (1 - P.dram_margin))
         return 1;
-    if (b->dram_bytes < a->dram_bytes * (1 - DRAM_MARGIN))
+    if (b->dram_bytes < a->dram_bytes * (1 - P.dram_margin))
         return 0;
     if (c->weights == WEIGHTS_PLAIN)
         return a->dram_bytes * a->vwork_per_mac < b->dram_bytes * b->vwork_per_mac;
@@ -306,7 +360,7 @@ struct blocking blocking_choose(const struct target *t, struct tile tile, unsign
 {
     struct choice c = {weights, 1e30, {0}, 0};
     each_candidate(t, tile, bucket, n, k, l2_bytes, weights, least_vwork, &c);
-    c.vwork_limit *= VWORK_SLACK;
+    c.vwork_limit *= P.vwork_slack;
     each_candidate(t, tile, bucket, n, k, l2_bytes, weights, keep_better, &c);
     return c.best;
 }

@@ -19,14 +19,29 @@ enum weights { WEIGHTS_PACKED = 0, WEIGHTS_PLAIN = 1 };
  * the activations). The driver cuts longer K blocks (GR_PLAIN_STRIP_BYTES of the contract). */
 #define PLAIN_STRIP_BYTES 16384
 
-/* Rows from which the driver copies X (GR_X_COPY_ROWS in runtime/driver.h) and the model
- * counts lines per cache set, where plain weights get a blocking of their own. */
+/* Rows from which the model counts lines per cache set and the driver copies X (both are
+ * about X's rows crowding a few sets), and plain weights get a blocking of their own. */
 #define BLOCKING_SET_ROWS 32
+
+/* When a call reads X's K blocks from a copy in scratch (struct gr_blocking's x_copy_*): a
+ * row block of `rows` rows or more (0: never), a piece of `cols` columns or more, and X's rows
+ * a multiple of `stride` bytes apart. */
+struct x_copy {
+    uint64_t rows, cols, stride;
+};
+
+/* The X copy of a blocking with column blocks of col_block, for plans of (N, K, bucket). */
+struct x_copy blocking_x_copy(unsigned bucket, uint64_t n, uint64_t k, uint64_t col_block);
+
+/* Whether a call of `rows` rows, a piece of `cols` columns and X's rows ldx_bytes apart reads X
+ * from its copy: what the driver does with the plan's fields. */
+int x_copy_applies(const struct x_copy *c, uint64_t rows, uint64_t cols, uint64_t ldx_bytes);
 
 struct blocking {
     enum loop_order order;
     uint64_t k_block;   /* even, or K for one block */
     uint64_t col_block; /* a multiple of the panel width at the target's VLEN */
+    struct x_copy x_copy;
     /* The model's figures for one call with M = bucket rows on the weights it was chosen
      * for (packed, or plain), one thread: */
     double dram_bytes;    /* line fills from DRAM + dirty write-backs */

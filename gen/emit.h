@@ -14,6 +14,7 @@ struct emit_options {
     const char *out_dir;
     const struct gate *gate;
     const struct buckets *buckets;
+    int host_tiles; /* write the host's plain C variants (templates/variants.txt) */
 };
 
 /* Returns 0, or -1 after printing why to stderr (the output folder is then as it was). */

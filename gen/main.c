@@ -38,6 +38,7 @@ static void usage(FILE *out)
         "      --target LIST    the machine plans are made for, e.g. l2_kib=128,vlen=128\n"
         "                       (fields: vlen dlen l1d_kib l1d_ways l2_kib l2_ways l2_cores\n"
         "                       cores line mhz dram_mb_s; default: the SpacemiT K1)\n"
+        "      --host-tiles     plain C tiles for the host (its runtime tests), not RVV\n"
         "  -h, --help           show this help\n"
         "  -V, --version        show the version\n"
         "\n"
@@ -91,7 +92,7 @@ static int parse_buckets(const char *s, struct buckets *b)
 int main(int argc, char **argv)
 {
     enum { OPT_EXPLAIN = 256, OPT_CHECK, OPT_MIN_N, OPT_MIN_K, OPT_MAX_M, OPT_MIN_MNK,
-           OPT_BUCKETS, OPT_TARGET };
+           OPT_BUCKETS, OPT_TARGET, OPT_HOST_TILES };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},   {"templates", required_argument, NULL, 't'},
         {"explain", no_argument, NULL, OPT_EXPLAIN}, {"check", no_argument, NULL, OPT_CHECK},
@@ -101,11 +102,12 @@ int main(int argc, char **argv)
         {"min-mnk", required_argument, NULL, OPT_MIN_MNK},
         {"buckets", required_argument, NULL, OPT_BUCKETS},
         {"target", required_argument, NULL, OPT_TARGET},
+        {"host-tiles", no_argument, NULL, OPT_HOST_TILES},
         {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     const char *out_dir = "build/gen", *templates = GEN_TEMPLATES_DIR;
-    int explain = 0, check = 0, opt;
+    int explain = 0, check = 0, host_tiles = 0, opt;
     /* Command-line gate settings: [0..3] as in struct gate, set[] says which were given. */
     uint64_t cli_gate[4];
     int cli_set[4] = {0};
@@ -120,6 +122,7 @@ int main(int argc, char **argv)
         case 't': templates = optarg; break;
         case OPT_EXPLAIN: explain = 1; break;
         case OPT_CHECK: check = 1; break;
+        case OPT_HOST_TILES: host_tiles = 1; break;
         case OPT_MIN_N: case OPT_MIN_K: case OPT_MAX_M: case OPT_MIN_MNK: {
             int i = opt - OPT_MIN_N;
             uint64_t hi = opt == OPT_MIN_MNK ? (uint64_t)INT64_MAX : SHAPE_DIM_MAX;
@@ -187,7 +190,7 @@ int main(int argc, char **argv)
 
     int rc = EXIT_OK;
     if (!check) {
-        struct emit_options o = {path, templates, out_dir, &g, &b};
+        struct emit_options o = {path, templates, out_dir, &g, &b, host_tiles};
         rc = emit_plan(&s, &p, &o) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
     }
     if (rc == EXIT_OK)

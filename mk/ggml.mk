@@ -46,7 +46,7 @@ PLUGIN_OBJS := $(patsubst plugins/ggml/%.c,$(BUILD)/ggml/obj/%.o,$(PLUGIN_SRCS))
 # and $(BUILD)/NAME/libggml-gemm-rvv.so linked with it.
 define plugin_rules
 $(BUILD)/$(1)/libgemm_rvv.a: $(2)/manifest.json $(BUILD)/probe.ok FORCE
-	@$$(LIB_MAKE) GEN_DIR=$(2) OBJ_DIR=$(BUILD)/$(1)/obj LIB=$$@ \
+	+@$$(LIB_MAKE) GEN_DIR=$(2) OBJ_DIR=$(BUILD)/$(1)/obj LIB=$$@ \
 	  TARGET_CFLAGS='$$(TARGET_CFLAGS) $(PIC_FLAGS)' KERNEL_CFLAGS='$$(KERNEL_CFLAGS) $(PIC_FLAGS)'
 
 $(BUILD)/$(1)/libggml-gemm-rvv.so: $(PLUGIN_OBJS) $(BUILD)/$(1)/libgemm_rvv.a

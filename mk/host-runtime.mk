@@ -1,26 +1,24 @@
-# The runtime built for the host, fallback only, and its thread, fork and settings tests run
-# under ThreadSanitizer and under AddressSanitizer + UBSan (tests/host-runtime/). Included from
-# the Makefile; `make test-host-runtime`, part of `make test`.
+# The runtime built for the host, with real plans, and its tests run under ThreadSanitizer and
+# under AddressSanitizer + UBSan (tests/host-runtime/). Included from the Makefile;
+# `make test-host-runtime`, part of `make test`.
 #
-# The registry comes from the generator like every build's, from a model none of whose shapes
-# passes the gate: empty, so the fallback serves every call. The generated vector code (the base
-# variant, always written) cannot be built for the host: it is set aside, and the test program
-# links tests/host-runtime/no_vector_variant.c instead, which stops the test if the runtime
-# ever calls it. The same mk/lib.mk builds the rest.
+# The plans come from the generator like every build's, for tests/host-runtime/shapes-host.yaml
+# (lowered gate, small caches), with the host's plain C variants (gemm-rvv-gen --host-tiles,
+# templates/host/): the same bits as the fallback, so the driver, the plans and the threads run
+# under the sanitizers as they run on a board. The same mk/lib.mk builds the library.
 
 HOST_RT          := $(BUILD)/host-runtime
-HOST_RT_SHAPES   := models/qwen2.5-0.5b.yaml
+HOST_RT_SHAPES   := tests/host-runtime/shapes-host.yaml
 HOST_RT_CFLAGS   := -std=c11 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror
 HOST_RT_SAN_tsan := -fsanitize=thread
 HOST_RT_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all
 # No sanitizer: the fork test with the pool resized during forks, which GCC 12's AddressSanitizer
 # cannot take (see tests/host-runtime/test_fork.c).
 HOST_RT_SAN_plain :=
-HOST_RT_PROGRAMS := test_threads test_fork test_settings
+HOST_RT_PROGRAMS := test_threads test_fork test_settings test_host_kernels
 HOST_RT_TESTS    := $(foreach s,tsan asan,$(addprefix $(HOST_RT)/$(s)/,$(HOST_RT_PROGRAMS))) \
                     $(HOST_RT)/plain/test_fork
-HOST_RT_SUPPORT  := tests/host-runtime/reference.c tests/host-runtime/no_vector_variant.c \
-                    tests/target/testdata.c tests/target/child.c
+HOST_RT_SUPPORT  := tests/host-runtime/reference.c tests/target/testdata.c tests/target/child.c
 # test_settings makes the library's locks slow or fail on request (-Wl,--wrap).
 HOST_RT_LDFLAGS_test_settings := \
   -Wl,--wrap=pthread_mutex_lock,--wrap=pthread_rwlock_rdlock,--wrap=pthread_rwlock_wrlock
@@ -39,26 +37,21 @@ HOST_RT_NO_ASLR   = $(shell setarch $$(uname -m) -R true 2>/dev/null && echo set
 
 $(HOST_RT)/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) $(HOST_RT_SHAPES)
 	@rm -rf $(@D)
-	$(GEN_BIN) -o $(@D) $(HOST_RT_SHAPES)
-	@if [ "$$(sed -n 's/^const size_t gr_registry_count = \([0-9]*\);/\1/p' $(@D)/registry.c)" != 0 ]; then \
-	  rm -f $@; echo "error: $(HOST_RT_SHAPES) now gets kernels; the host runtime needs a shapes"; \
-	  echo "       file none of whose shapes passes the gate (HOST_RT_SHAPES in mk/host-runtime.mk)"; \
-	  exit 1; fi
-	@mkdir -p $(HOST_RT)/gen-rvv
-	@for f in $$(grep -l 'riscv_vector\.h' $(@D)/*.c); do mv $$f $(HOST_RT)/gen-rvv/; done
+	$(GEN_BIN) --host-tiles -o $(@D) $(HOST_RT_SHAPES)
 
 $(HOST_RT)/%/libgemm_rvv.a: $(HOST_RT)/gen/manifest.json FORCE
 	@$(MAKE) --no-print-directory -f mk/lib.mk GEN_DIR=$(HOST_RT)/gen OBJ_DIR=$(HOST_RT)/$*/obj \
 	  LIB=$@ TARGET_CC='$(HOST_CC)' TARGET_AR=ar TARGET_CFLAGS='$(HOST_RT_CFLAGS) $(HOST_RT_SAN_$*)' \
 	  KERNEL_CFLAGS='$(HOST_RT_CFLAGS) $(HOST_RT_SAN_$*)'
 
-# $(1): tsan or asan, $(2): the program.
+# $(1): tsan, asan or plain, $(2): the program; the kernel test reaches the driver through
+# runtime/'s headers.
 define host_rt_program
 $(HOST_RT)/$(1)/$(2): tests/host-runtime/$(2).c $(HOST_RT_SUPPORT) $(wildcard tests/host-runtime/*.h) \
                       tests/target/testdata.h tests/target/child.h include/gemm_rvv.h \
                       $(HOST_RT)/$(1)/libgemm_rvv.a
 	$(HOST_CC) $(HOST_RT_CFLAGS) $(HOST_RT_SAN_$(1)) -D_POSIX_C_SOURCE=200809L -Iinclude \
-	  -Itests/target -I$(HOST_RT)/gen $$< $(HOST_RT_SUPPORT) $(HOST_RT)/$(1)/libgemm_rvv.a \
+	  -Itests/target -Iruntime -I$(HOST_RT)/gen $$< $(HOST_RT_SUPPORT) $(HOST_RT)/$(1)/libgemm_rvv.a \
 	  $(HOST_RT_LDFLAGS_$(2)) -lcmocka -lpthread -lm -o $$@
 endef
 $(foreach s,tsan asan,$(foreach p,$(HOST_RT_PROGRAMS),$(eval $(call host_rt_program,$(s),$(p)))))

@@ -1,8 +1,9 @@
 # The Zvfbfwma side of the build and of `make test`, included from the Makefile.
 #
-# GCC 15 takes -march=rv64gcv_zvfbfwma and implies Zvfbfmin, Zfbfmin (flh/fsh/fmv of a BF16
+# The variant's -march is its line of templates/variants.txt. GCC 15 takes
+# -march=rv64gcv_zvfbfwma and implies Zvfbfmin, Zfbfmin (flh/fsh/fmv of a BF16
 # scalar, which vfwmaccbf16.vf needs) and Zfhmin from it; nothing else needs naming.
-ZVFBFWMA_MARCH  := rv64gcv_zvfbfwma
+ZVFBFWMA_MARCH  := $(shell awk '$$1 == "zvfbfwma" { print $$3 }' templates/variants.txt)
 ZVFBFWMA_CFLAGS  = $(filter-out -march=%,$(KERNEL_CFLAGS)) -march=$(ZVFBFWMA_MARCH)
 
 # The vfwmaccbf16 numerics test is built for the extension as a whole (the generic rule builds

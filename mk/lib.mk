@@ -5,9 +5,11 @@
 # The runtime is built with TARGET_CFLAGS (the base ISA, rv64gc: it must run on a core
 # without V, and GCC vectorises plain C on its own when V is allowed); only the generated
 # objects get KERNEL_CFLAGS (rv64gcv), and the runtime calls them only where the core has V.
-# The Zvfbfwma variant's tiles get -march=$(ZVFBFWMA_MARCH) instead, and the runtime calls
-# them only where the core has Zvfbfwma.
-ZVFBFWMA_MARCH ?= rv64gcv_zvfbfwma
+# A variant's tiles (bf16_tiles_NAME.c) get the -march of its line in templates/variants.txt
+# instead ("host": KERNEL_CFLAGS as given), and the runtime calls each only where the core
+# has what that -march names.
+VARIANTS       ?= templates/variants.txt
+variant_march   = $(shell awk '!/^\#/ && $$1 == "$(1)" { print $$3 }' $(VARIANTS))
 
 GEN_SRCS := $(sort $(wildcard $(GEN_DIR)/*.c))
 RT_SRCS  := $(sort $(wildcard runtime/*.c))
@@ -26,11 +28,13 @@ $(OBJ_DIR)/gen/%.o: $(GEN_DIR)/%.c $(GEN_DIR)/gr_contract.h
 	@echo "  CC  $<"
 	@$(TARGET_CC) $(KERNEL_CFLAGS) $(CPPFLAGS) -c $< -o $@
 
-$(OBJ_DIR)/gen/bf16_tiles_zvfbfwma.o: $(GEN_DIR)/bf16_tiles_zvfbfwma.c $(GEN_DIR)/gr_contract.h
+$(OBJ_DIR)/gen/bf16_tiles_%.o: $(GEN_DIR)/bf16_tiles_%.c $(GEN_DIR)/gr_contract.h $(VARIANTS)
 	@mkdir -p $(@D)
-	@echo "  CC  $< (-march=$(ZVFBFWMA_MARCH))"
-	@$(TARGET_CC) $(filter-out -march=%,$(KERNEL_CFLAGS)) -march=$(ZVFBFWMA_MARCH) $(CPPFLAGS) \
-	  -c $< -o $@
+	$(eval march := $(call variant_march,$*))
+	$(if $(march),,$(error $(VARIANTS) has no variant "$*" (for $<)))
+	@echo "  CC  $< ($(if $(filter host,$(march)),plain C,-march=$(march)))"
+	@$(TARGET_CC) $(if $(filter host,$(march)),$(KERNEL_CFLAGS),$(filter-out -march=%,$(KERNEL_CFLAGS)) \
+	  -march=$(march)) $(CPPFLAGS) -c $< -o $@
 
 $(OBJ_DIR)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h include/*.h) $(GEN_DIR)/gr_contract.h
 	@mkdir -p $(@D)

@@ -40,20 +40,21 @@ $(MEASURE)/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) $(MEASURE_SHAPES)
 	$(GEN_BIN) --explain -o $(MEASURE)/gen $(MEASURE_SHAPES) > $(MEASURE)/explain.txt
 
 $(BENCH_LIB): $(MEASURE)/gen/manifest.json $(BUILD)/probe.ok FORCE
-	@$(LIB_MAKE) GEN_DIR=$(MEASURE)/gen OBJ_DIR=$(MEASURE)/obj LIB=$@
+	+@$(LIB_MAKE) GEN_DIR=$(MEASURE)/gen OBJ_DIR=$(MEASURE)/obj LIB=$@
 
 # The twin's templates: the real ones with the twin in place of the Zvfbfwma tiles.
-$(TWIN_DIR)/gen/manifest.json: $(GEN_BIN) $(wildcard templates/*.in) measure/dram/tiles_zvfbfwma_twin.c.in $(MEASURE_SHAPES)
+$(TWIN_DIR)/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) measure/dram/tiles_zvfbfwma_twin.c.in $(MEASURE_SHAPES)
 	@rm -rf $(TWIN_DIR)/templates && mkdir -p $(TWIN_DIR)/templates
-	cp templates/*.in $(TWIN_DIR)/templates/
-	cp measure/dram/tiles_zvfbfwma_twin.c.in $(TWIN_DIR)/templates/tiles_zvfbfwma.c.in
+	cp -r templates/. $(TWIN_DIR)/templates/
+	cp measure/dram/tiles_zvfbfwma_twin.c.in $(TWIN_DIR)/templates/zvfbfwma/tiles.c.in
+	awk '$$1 == "zvfbfwma" { $$3 = "rv64gcv" } { print }' templates/variants.txt > $(TWIN_DIR)/templates/variants.txt
 	$(GEN_BIN) --templates $(TWIN_DIR)/templates -o $(TWIN_DIR)/gen $(MEASURE_SHAPES) > /dev/null
 	@grep -q 'twin_bf16_' $(TWIN_DIR)/gen/bf16_tiles_zvfbfwma.c || \
 	  { echo "error: $(TWIN_DIR)/gen/bf16_tiles_zvfbfwma.c is not the twin" >&2; exit 1; }
 
 # QEMU 7.2 must be able to run every instruction of the twin's Zvfbfwma object.
 $(TWIN_LIB): $(TWIN_DIR)/gen/manifest.json $(BUILD)/probe.ok FORCE
-	@$(LIB_MAKE) GEN_DIR=$(TWIN_DIR)/gen OBJ_DIR=$(TWIN_DIR)/obj LIB=$@ ZVFBFWMA_MARCH=rv64gcv
+	+@$(LIB_MAKE) GEN_DIR=$(TWIN_DIR)/gen OBJ_DIR=$(TWIN_DIR)/obj LIB=$@ VARIANTS=$(TWIN_DIR)/templates/variants.txt
 	@! $(OBJDUMP) -d $(TWIN_DIR)/obj/gen/bf16_tiles_zvfbfwma.o | \
 	  grep -Eq '	(vfwmaccbf16|vfwcvtbf16|vfncvtbf16|flh|fsh|fcvt\.s\.bf16|fcvt\.bf16\.s)' || \
 	  { echo "error: the twin's Zvfbfwma object holds a BF16 instruction" >&2; exit 1; }
@@ -104,10 +105,11 @@ $(DRAM_REAL): measure/dram/dram_variant.c $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
 	  $(BENCH_LIB) -lpthread -lm -o $@
 
 # ---- host programs ---------------------------------------------------------------------------
-$(DRIVER_REPLAY): measure/replay/driver_replay.c measure/cache/cache_sim.c measure/cache/cache_sim.h
+$(DRIVER_REPLAY): measure/replay/driver_replay.c measure/cache/cache_sim.c measure/cache/cache_sim.h \
+                  gen/blocking.c gen/tile.c $(wildcard gen/*.h)
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -Imeasure/cache -Igen measure/replay/driver_replay.c \
-	  measure/cache/cache_sim.c -o $@
+	  measure/cache/cache_sim.c gen/blocking.c gen/tile.c -o $@
 
 # ---- the measurements ------------------------------------------------------------------------
 # $(call run_into,FILE,COMMAND): COMMAND's output into FILE, then shown; COMMAND failing fails make.

@@ -5,7 +5,8 @@
 
 #include <stddef.h>
 
-/* Nonzero when the core runs RVV 1.0 code (HWCAP bit 'V' on riscv64 Linux; 0 elsewhere). */
+/* Nonzero when the core runs RVV 1.0 code (HWCAP bit 'V' on riscv64 Linux; 0 elsewhere), or
+ * the build's variants are the host's plain C ones (GR_HOST_TILES). */
 int gr_cpu_has_vector(void);
 
 /* Columns per panel of packed weights: VLMAX at e32, LMUL 8 (2 * vlenb), the widest strip a

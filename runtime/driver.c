@@ -30,23 +30,12 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
 }
 
 /* The scratch of one participant: partial sums of a column block, the arranged activations of
- * a K block, (plain weights) the packed words of a strip or of a column block, and (plans of
- * GR_X_COPY_ROWS rows or more over several column blocks) a copy of X's rows. */
+ * a K block, (plain weights) the packed words of a strip or of a column block, and (blockings
+ * that copy X) a copy of X's rows. */
 struct layout {
     size_t partials, x_f, words, x_copy; /* offsets in bytes */
     size_t bytes;
 };
-
-/* Whether a plan's scratch holds a copy of X: it reads X again for every column block, and
- * X's rows at a stride of a power of two (K = 4096: 8 KiB) all fall in a few sets of an L2,
- * so every K block of the 128 rows floods those sets and evicts the partial sums there. The
- * copy holds each K block's rows one after the other (kc apart), so that a block's lines are
- * contiguous, spread over every set, and the next block's follow them. */
-static int may_copy_x(const struct gr_drive *d)
-{
-    const struct gr_plan *p = d->plan;
-    return p->bucket >= GR_X_COPY_ROWS && p->n >= 2 * d->col_block && 4 * (size_t)p->n >= p->k;
-}
 
 static struct layout layout_of(const struct gr_drive *d)
 {
@@ -62,7 +51,7 @@ static struct layout layout_of(const struct gr_drive *d)
     l.x_f = gr_align_up(partials);
     l.words = l.x_f + gr_align_up(x_f);
     l.x_copy = l.words + gr_align_up(words);
-    size_t x_copy = may_copy_x(d) ? (size_t)p->bucket * p->k * sizeof(uint16_t) : 0;
+    size_t x_copy = d->blocking.x_copy_rows ? (size_t)p->bucket * p->k * sizeof(uint16_t) : 0;
     l.bytes = l.x_copy + gr_align_up(x_copy);
     return l;
 }
@@ -147,16 +136,12 @@ static void tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t
     }
 }
 
-/* X's rows are copied into scratch, a K block at a time during the first column block, when
- * the copy pays: at least GR_X_COPY_ROWS rows, two column blocks or more, columns enough that
- * the partial sums the copy keeps weigh more than the copy's own traffic (it is written once:
- * a fill and a write-back of X's bytes), and X's rows a multiple of 512 bytes apart (at most
- * 16 places in an 8 KiB way of sets: 8 rows or more per set). */
+/* X's rows are copied into scratch a K block at a time during the first column block. */
 int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end)
 {
-    const size_t span = col_end - col_begin;
-    return may_copy_x(d) && d->rows >= GR_X_COPY_ROWS && span > d->col_block &&
-           4 * span >= d->plan->k && d->ldx * sizeof(uint16_t) % 512 == 0;
+    const struct gr_blocking *b = &d->blocking;
+    return b->x_copy_rows && d->rows >= b->x_copy_rows && col_end - col_begin >= b->x_copy_cols &&
+           d->ldx * sizeof(uint16_t) % b->x_copy_stride == 0;
 }
 
 void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end, void *scratch)

@@ -35,11 +35,8 @@ struct gr_drive {
 void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
                    const struct gr_variant *variant, int share, size_t panel_width, int packed);
 
-/* Rows from which the driver copies X (see driver.c: a plan of this bucket or more, over two
- * column blocks or more, reads X's K blocks from a copy with rows spread over the L2's sets). */
-#define GR_X_COPY_ROWS 32
-
-/* Whether gr_drive_columns(d, col_begin, col_end, ...) reads X from a copy in scratch. */
+/* Whether gr_drive_columns(d, col_begin, col_end, ...) reads X from a copy in scratch: as the
+ * blocking's x_copy_* fields say. */
 int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end);
 
 /* Scratch bytes one participant needs for d (a row block of plan->bucket rows at most). */

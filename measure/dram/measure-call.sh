@@ -4,10 +4,10 @@
 #   measure/dram/measure-call.sh --columns M N K [EXPLAIN [PATH]]  the columns to measure: "full" for calls
 #       of at most 2^28 multiply-accumulates; else "C 2C" for the least C of 256, 512, 1024,
 #       2048 (2C below N) whose plans for (C, K) and (2C, K) block as that of (N, K) does in the
-#       generator's --explain output EXPLAIN (tile, loop order, K block, column block, for both
-#       L2 shares; PATH plain: the plain weights' blockings) and whose calls copy X as the full
-#       call does (runtime/driver.c: 32 rows or more, two column blocks or more, 4 N >= K);
-#       "full" when none does or there is no such output.
+#       generator's --explain output EXPLAIN (tile, loop order, K block, column block and the
+#       rows from which a call copies X, for both L2 shares; PATH plain: the plain weights'
+#       blockings): so the narrower calls copy X as the full call does. "full" when none
+#       does or there is no such output.
 # PLUGIN is measure/cache/cache_model.c built, PROGRAM measure/dram/dram_call.c (PATH packed,
 # plain or fallback) or dram_variant.c (PATH a variant) linked statically against a library
 # that has kernels for (N, K) (or for (COLS1, K) and (COLS2, K)); measure/dram/dram.sh runs it.
@@ -24,41 +24,27 @@
 # block (the fixed part, the activation widening, is the same at any N); see docs/measurements.md.
 set -euo pipefail
 # plan_blocking EXPLAIN BUCKET N K PATH -> the blocking columns of that plan's row of the table
-# (all but its name and its modelled DRAM and vector work, which depend on N), or nothing; on
-# plain weights those of the "plain [N, K] weights" row under it where it has one.
+# (all but its name and its modelled DRAM and vector work, which depend on N; the X column
+# is the plan's own: the rows from which its one-thread call copies X), or nothing; on plain
+# weights those of the "plain [N, K] weights" row under it where it has one.
 plan_blocking() {
   awk -v re="_m$2_n$3_k$4\$" -v plain="$([ "$5" = plain ] && echo 1 || echo 0)" '
-    found && plain && $1 == "plain" && NF >= 14 { print tile, $5, $6, $7, $10, $11, $12; done = 1; exit }
+    found && plain && $1 == "plain" && NF >= 16 { print tile, $5, $6, $7, $8, $11, $12, $13, $14; done = 1; exit }
     found { exit }
-    $1 ~ re && NF >= 12 { tile = $2; row = $2 " " $3 " " $4 " " $5 " " $8 " " $9 " " $10; found = 1 }
+    $1 ~ re && NF >= 14 { tile = $2; row = $2 " " $3 " " $4 " " $5 " " $6 " " $9 " " $10 " " $11 " " $12; found = 1 }
     END { if (found && !done) print row }' "$1"
 }
-# copies_x M N K NC_ALONE NC_SHARED -> "a s": whether the driver reads X from its copy in a call
-# on N columns, for each share's column block (runtime/driver.c, one thread, X's rows K apart).
-copies_x() {
-  local m=$1 n=$2 k=$3 nc out=
-  for nc in "$4" "$5"; do
-    if [ "$m" -ge 32 ] && [ "$n" -ge $((2 * nc)) ] && [ $((4 * n)) -ge "$k" ] &&
-       [ $((2 * k % 512)) -eq 0 ]; then out="$out 1"; else out="$out 0"; fi
-  done
-  echo $out
-}
 default_columns() {
-  local m=$1 n=$2 k=$3 explain=${4:-} path=${5:-packed} budget=$(( 1 << 28 )) c b=1 full copy
+  local m=$1 n=$2 k=$3 explain=${4:-} path=${5:-packed} budget=$(( 1 << 28 )) c b=1 full
   if [ $(( m * n * k )) -le $budget ]; then echo full; return; fi
   while [ $b -lt "$m" ] && [ $b -lt 128 ]; do b=$((2 * b)); done
   if [ -n "$explain" ] && [ -f "$explain" ]; then
     full=$(plan_blocking "$explain" $b "$n" "$k" "$path")
-    # shellcheck disable=SC2086
-    [ -z "$full" ] || copy=$(set -- $full; copies_x "$m" "$n" "$k" "$4" "$7")
     for c in 256 512 1024 2048; do
       [ $((2 * c)) -lt "$n" ] || break
       # the same blocking, and the same copy of X or none, in both narrower calls
-      # shellcheck disable=SC2086
       if [ -n "$full" ] && [ "$(plan_blocking "$explain" $b $c "$k" "$path")" = "$full" ] &&
-         [ "$(plan_blocking "$explain" $b $((2 * c)) "$k" "$path")" = "$full" ] &&
-         [ "$(set -- $full; copies_x "$m" "$c" "$k" "$4" "$7")" = "$copy" ] &&
-         [ "$(set -- $full; copies_x "$m" $((2 * c)) "$k" "$4" "$7")" = "$copy" ]; then
+         [ "$(plan_blocking "$explain" $b $((2 * c)) "$k" "$path")" = "$full" ]; then
         echo "$c $((2 * c))"; return
       fi
     done

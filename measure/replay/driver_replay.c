@@ -20,13 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocking.h"
 #include "cache_sim.h"
 
 #define TILE_ROWS 13
 #define STRIP 16  /* columns: VLMAX(e32, m2) at VLEN 256 */
 #define PANEL 64  /* columns of a panel of packed weights at VLEN 256 */
 #define CHUNK 64  /* BF16 weights of a plain row that one pack load takes (e16m4) */
-#define X_COPY_ROWS 32
 
 enum buffer { B_W, B_X, B_Y, B_PARTIALS, B_X_F, B_WORDS, B_X_COPY, B_END };
 static const char *const buffer_names[B_END] = {"weights", "x",     "y",     "partials",
@@ -190,7 +190,9 @@ int main(int argc, char **argv)
         return 2;
     }
     c.kc = min_u64(c.kc, c.k);
-    c.copy_x = c.m >= X_COPY_ROWS && c.n >= 2 * c.nc && 4 * c.n >= c.k && c.k * 2 % 512 == 0;
+    /* Whether the driver copies X: the generator's rule for a plan of M rows (gen/blocking.c). */
+    const struct x_copy x_copy = blocking_x_copy((unsigned)c.m, c.n, c.k, c.nc);
+    c.copy_x = x_copy_applies(&x_copy, c.m, c.n, 2 * c.k);
 
     static struct replay r;
     const char *why = NULL;

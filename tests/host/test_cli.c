@@ -208,6 +208,49 @@ static void test_generate_and_manifest(void **state)
     free(registry);
 }
 
+/* --host-tiles writes the host's plain C variants (templates/variants.txt) in both slots, and
+ * a contract that says so; a bad descriptor line is reported where it is, nothing written. */
+static void test_host_tiles_and_variants(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(gen("--host-tiles -o host shapes.yaml", &out), 0);
+    free(out);
+    static const char *const names[][2] = {{"host", "base"}, {"host_rows", "zvfbfwma"}};
+    for (int i = 0; i < 2; i++) {
+        char path[64], want[128];
+        snprintf(path, sizeof path, "host/bf16_tiles_%s.c", names[i][0]);
+        char *tiles = read_file(path);
+        assert_non_null(tiles);
+        assert_null(strstr(tiles, "riscv_vector.h"));
+        snprintf(want, sizeof want, "const struct gr_variant gr_variant_%s = {\n    .name = \"%s\"",
+                 names[i][1], names[i][0]);
+        assert_non_null(strstr(tiles, want));
+        free(tiles);
+    }
+    assert_null(read_file("host/bf16_tiles_base.c"));
+    char *contract = read_file("host/gr_contract.h");
+    assert_non_null(strstr(contract, "#define GR_HOST_TILES 1\n"));
+    free(contract);
+    contract = read_file("out/gr_contract.h");
+    assert_non_null(strstr(contract, "#define GR_HOST_TILES 0\n"));
+    free(contract);
+
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp -r '%s' tpl && printf 'extra base rv64gcv pairs f32 base tile_ends.c.in\\n' "
+             ">> tpl/variants.txt &&", GEN_TEMPLATES_DIR);
+    assert_int_equal(run(cmd, GEN_BIN, "-t tpl -o bad shapes.yaml", &out), 1);
+    assert_non_null(strstr(out, "tpl/variants.txt: error: the target variants define "
+                                "gr_variant_base 2 times: it needs one"));
+    free(out);
+    assert_null(read_file("bad/manifest.json"));
+    snprintf(cmd, sizeof cmd, "printf 'base base rv64gcv pairs f33 base -\\n' > tpl/variants.txt &&");
+    assert_int_equal(run(cmd, GEN_BIN, "-t tpl -o bad shapes.yaml", &out), 1);
+    assert_non_null(strstr(out, "tpl/variants.txt:1:25: error: activations must be f32 or bf16, "
+                                "got \"f33\""));
+    free(out);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -420,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_generate_and_manifest),
+        cmocka_unit_test(test_host_tiles_and_variants),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_bad_input_keeps_output),
         cmocka_unit_test(test_explain_and_overrides),

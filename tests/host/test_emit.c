@@ -51,7 +51,7 @@ static int emit_to(const char *name)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/%s", work, name);
-    struct emit_options o = {"shapes.yaml", GEN_TEMPLATES_DIR, out, &s.gate, &s.buckets};
+    struct emit_options o = {"shapes.yaml", GEN_TEMPLATES_DIR, out, &s.gate, &s.buckets, 0};
     return emit_plan(&s, &p, &o);
 }
 

@@ -418,25 +418,29 @@ static void test_column_ranges(void **state)
     assert_true(tested > 0);
 }
 
-/* Plans of many rows read X from a copy in scratch when X's rows are a multiple of 512 bytes
- * apart (runtime/driver.c): with such rows, the copy's results against the fallback, for every
- * variant, packed and plain weights, with the plan's blockings and with small K and column
- * blocks of both orders (several K blocks, K ending mid-pair, several column blocks). */
+/* Blockings with x_copy_rows read X from a copy in scratch when X's rows are a multiple of
+ * x_copy_stride bytes apart: with such rows, the copy's results against the fallback, for
+ * every variant, packed and plain weights, with the plan's blockings and with small K and
+ * column blocks of both orders that copy X on any piece (several K blocks, K ending mid-pair,
+ * several column blocks). */
 static void test_x_copy(void **state)
 {
     (void)state;
     size_t copied = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
-        if (e->bucket < GR_X_COPY_ROWS || e->n < 1024 || e->n * e->k > BIG_WEIGHT)
+        const struct gr_blocking *b = &e->blocking[GR_L2_ALONE];
+        if (b->x_copy_rows == 0 || e->bucket <= b->x_copy_rows || e->n < 1024 ||
+            e->n * e->k > BIG_WEIGHT)
             continue;
         struct gr_plan small = *e;
-        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 64};
-        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 64};
+        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 64, 1, 1, 512};
+        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 64, 1, 1, 512};
         small.plain[GR_L2_ALONE] = small.blocking[GR_L2_ALONE];
         small.plain[GR_L2_SHARED] = small.blocking[GR_L2_SHARED];
         struct rng r = {77 + i};
-        size_t ldx = (e->k + 1 + 255) / 256 * 256; /* 512 bytes and more past a row */
+        const size_t stride = b->x_copy_stride / sizeof(uint16_t);
+        size_t ldx = (e->k + stride) / stride * stride; /* a multiple, past a row */
         struct problem p = problem_make_ldx(e, e->bucket - 1, &r, 0, ldx);
         struct output_kind v = kinds[i % 4];
         void *expected = y_alloc(&p, v.y_bf16);
