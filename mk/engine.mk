@@ -98,14 +98,14 @@ check-engine: test-models $(ENGINE_TEST)/gemm-rvv-engine $(ENGINE_TEST)/models/.
 	$(call check_engine,llama qwen2 qwen3,vlen=128 vlen=256 vlen=256:disable)
 
 # ---- the engine on the host, under AddressSanitizer + UBSan ------------------------------------
-# Linked against the host runtime (mk/host-runtime.mk: fallback only), so that its reading and
+# Linked against the host runtime (mk/host-runtime.mk: plain C tiles), so that its reading and
 # error paths run with leak checks in seconds, without QEMU or PyTorch: bad model folders made
 # by the test itself (a FIFO, an oversized header, bad arguments), each ending without a leak.
 ENGINE_HOST := $(BUILD)/engine-host/gemm-rvv-engine
 $(ENGINE_HOST): $(ENGINE_SRCS) $(ENGINE_HDRS) $(HOST_RT)/asan/libgemm_rvv.a
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_RT_CFLAGS) $(HOST_RT_SAN_asan) -D_POSIX_C_SOURCE=200809L -Iinclude -I$(HOST_RT)/gen \
-	  $(ENGINE_SRCS) tests/host-runtime/no_vector_variant.c $(HOST_RT)/asan/libgemm_rvv.a \
+	  $(ENGINE_SRCS) $(HOST_RT)/asan/libgemm_rvv.a \
 	  -ljansson -lpthread -lm -o $@
 
 .PHONY: test-engine-host

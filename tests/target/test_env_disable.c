@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -41,27 +42,60 @@ static void test_refused_value_reported(void **state)
                              "kernels stay enabled\n");
 }
 
+/* A 7 x 31 GEMV (a planned shape of shapes-test.yaml) on small integers: every product and
+ * partial sum is exact, so each output is the integer dot product. */
+enum { N = 7, K = 31 };
+static void small_integers(uint16_t *x, uint16_t *w)
+{
+    for (int k = 0; k < K; k++) {
+        float xv = (float)(k % 5 - 2), wv;
+        uint32_t bits;
+        memcpy(&bits, &xv, 4);
+        x[k] = (uint16_t)(bits >> 16);
+        for (int n = 0; n < N; n++) {
+            wv = (float)((3 * n + k) % 7 - 3);
+            memcpy(&bits, &wv, 4);
+            w[n * K + k] = (uint16_t)(bits >> 16);
+        }
+    }
+}
+
+static void expect_integer_dots(const float *y)
+{
+    for (int n = 0; n < N; n++) {
+        int want = 0;
+        for (int k = 0; k < K; k++)
+            want += (k % 5 - 2) * ((3 * n + k) % 7 - 3);
+        if (y[n] != (float)want)
+            fail_msg("y[%d] = %g, want %d", n, (double)y[n], want);
+    }
+}
+
 static void test_env_forces_fallback(void **state)
 {
     (void)state;
-    uint16_t x[31] = {0x3f80}, w[7 * 31] = {0x4000};
-    float y[7];
+    uint16_t x[K], w[N * K];
+    float by_fallback[N], by_kernel[N];
     gemm_rvv_counter row;
+    small_integers(x, w);
     assert_false(gemm_rvv_kernels_active());
-    assert_int_equal(gemm_rvv_linear_plain(x, 1, 31, w, 7, 31, 31, NULL, y, 7, GEMM_RVV_F32),
-                     GEMM_RVV_OK);
+    assert_int_equal(gemm_rvv_linear_plain(x, 1, K, w, N, K, K, NULL, by_fallback, N,
+                                           GEMM_RVV_F32), GEMM_RVV_OK);
     assert_int_equal(gemm_rvv_counters(&row, 1), 1);
     assert_int_equal(row.fallback_calls, 1);
     assert_int_equal(row.kernel_calls, 0);
-    assert_true(y[0] == 2.0f && y[1] == 0.0f);
+    expect_integer_dots(by_fallback);
     gemm_rvv_force_fallback(0);
-    /* Kernels again, where the core has them (the no-V run says it has not). */
+    /* Kernels again, where the core has them (the no-V run says it has not), with the same
+     * outputs. */
     const char *no_v = getenv("GEMM_RVV_TEST_NO_V");
     assert_int_equal(gemm_rvv_kernels_active(), !(no_v && *no_v == '1'));
-    assert_int_equal(gemm_rvv_linear_plain(x, 1, 31, w, 7, 31, 31, NULL, y, 7, GEMM_RVV_F32),
-                     GEMM_RVV_OK);
+    assert_int_equal(gemm_rvv_linear_plain(x, 1, K, w, N, K, K, NULL, by_kernel, N,
+                                           GEMM_RVV_F32), GEMM_RVV_OK);
     assert_int_equal(gemm_rvv_counters(&row, 1), 1);
     assert_int_equal(row.kernel_calls, !(no_v && *no_v == '1'));
+    expect_integer_dots(by_kernel);
+    assert_memory_equal(by_kernel, by_fallback, sizeof by_kernel);
 }
 
 int main(void)
