@@ -20,8 +20,8 @@
 #include <stddef.h>
 
 /* The model's parameters: what each is, and why it has its value. Calibrated on replays of the
- * driver's accesses (bench/driver_replay.c) and the cache-model plugin; the figures are in the
- * commit messages. */
+ * driver's accesses (measure/replay/driver_replay.c) and the cache-model plugin; the figures
+ * are in docs/blocking.md. */
 static const struct {
     double l2_usable, widen_vwork, design_vlen, leak_trips, flood_trips_strips,
         flood_trips_tiles, flood_word_trips, x_flood_ways, x_flood_trips, vwork_slack,
@@ -104,7 +104,7 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 
 /* DRAM bytes of a plan of BLOCKING_SET_ROWS rows or more, counted in lines per cache set: a set
  * holds `ways` lines, and LRU keeps what fits in each set, whatever the rest of the cache
- * holds. Calibrated on a replay of the driver's accesses through bench/cache_sim.c:
+ * holds. Calibrated on a replay of the driver's accesses through measure/cache/cache_sim.c:
  * - each partial sum is used once per K block; between two uses pass the weights of two K
  *   blocks (the rest of this one, the start of the next), the activations of one and, in
  *   strips order, the widened block of all rows. A panel's K block is 2 kc pw contiguous
