@@ -182,6 +182,16 @@ static void test_plans_against_fallback(void **state)
     assert_true(copies > 0);
 }
 
+/* Whether the build has a plan of the given bucket for e's (N, K). */
+static int has_bucket(const struct gr_plan *e, unsigned bucket)
+{
+    for (size_t i = 0; i < gr_registry_count; i++)
+        if (gr_registry[i]->n == e->n && gr_registry[i]->k == e->k &&
+            gr_registry[i]->bucket == bucket)
+            return 1;
+    return 0;
+}
+
 /* The public calls pick the plan for M (row blocks past the largest bucket) and split the
  * columns over threads: their results are reference.c's. */
 static void test_api_against_reference(void **state)
@@ -193,7 +203,7 @@ static void test_api_against_reference(void **state)
     size_t served = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
-        if (e->bucket != 1) /* one (N, K) at a time: each has a GEMV plan */
+        if (e->bucket != 1 || !has_bucket(e, 128)) /* one (N, K) at a time, planned to 128 */
             continue;
         for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++) {
             struct problem p = problem_make(e, ms[j], 100 + i + j);
