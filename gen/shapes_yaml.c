@@ -610,11 +610,8 @@ int shapes_read_buffer(const char *text, size_t len, struct diag *d, struct shap
     if (yaml_check_bounds(text, len, d) != 0)
         return -1;
     yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        diag_out_of_memory(d);
+    if (yaml_parser_start(&parser, text, len, d) != 0)
         return -1;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int rc = read_parser(&parser, d, out);
     yaml_parser_delete(&parser);
     return rc;

@@ -167,6 +167,16 @@ static void position(const char *text, size_t offset, int *line, int *col)
     }
 }
 
+int yaml_parser_start(yaml_parser_t *parser, const char *text, size_t len, struct diag *d)
+{
+    if (!yaml_parser_initialize(parser)) {
+        diag_out_of_memory(d);
+        return -1;
+    }
+    yaml_parser_set_input_string(parser, (const unsigned char *)text, len);
+    return 0;
+}
+
 int yaml_check_bounds(const char *text, size_t len, struct diag *d)
 {
     if (len > SHAPES_FILE_MAX) {
@@ -177,11 +187,8 @@ int yaml_check_bounds(const char *text, size_t len, struct diag *d)
         return -1;
     }
     yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        diag_out_of_memory(d);
+    if (yaml_parser_start(&parser, text, len, d) != 0)
         return -1;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     struct walk *w = calloc(1, sizeof *w);
     int rc = -1;
     if (!w) {

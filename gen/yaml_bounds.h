@@ -25,6 +25,9 @@
  * first malformed YAML, at its line and column. Returns 0, or -1 after reporting. */
 int yaml_check_bounds(const char *text, size_t len, struct diag *d);
 
+/* Initialises `parser` to read `text`. Returns 0, or -1 after reporting out of memory. */
+int yaml_parser_start(yaml_parser_t *parser, const char *text, size_t len, struct diag *d);
+
 /* Reports a libyaml parser or loader failure: malformed YAML where it stands, or out of memory. */
 void yaml_report_error(struct diag *d, const yaml_parser_t *parser);
 
