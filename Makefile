@@ -351,3 +351,6 @@ include mk/host-runtime.mk
 
 # The example engine (examples/engine) and its tests.
 include mk/engine.mk
+
+# GGUF models and Debian's llama.cpp: tools/gguf-shapes, llama-perplexity, llama-bench counted.
+include mk/gguf.mk

@@ -1,0 +1,68 @@
+# GGUF models and Debian's llama.cpp: the shapes of a GGUF (tools/gguf-shapes), the tiny random
+# GGUF test models, llama-perplexity with and without the ggml plugin, and llama-bench counted.
+# Included from the Makefile; see docs/llama-tests.md.
+#
+#   make gguf-models        the test models of tests/llama/make_gguf_models.py (build/llama/models)
+#   make test-gguf-shapes   tools/gguf-shapes on them, against gemm-rvv-shapes (host, seconds)
+#   make test-llama         one small llama-perplexity run of the Llama (sid's QEMU), with
+#                           the plugin too when LLAMA_PLUGIN names one
+#   make test-llama-full    both models, 2 chunks, and the bad-input models
+#   make bench-llama        llama-bench tg/pp instructions counted under QEMU 7.2 (one thread)
+
+.PHONY: gguf-models test-gguf-shapes test-llama test-llama-full bench-llama
+
+ifndef GGML_ROOT
+# mk/ggml.mk defines these (sid's ggml and llama.cpp for riscv64, python3-gguf); they are
+# here too so that this file works without it.
+GGML_ROOT       := $(TOOLCHAIN_DIR)/ggml/root
+GGUF_PYTHONPATH := $(TOOLCHAIN_DIR)/ggml/python/usr/lib/python3/dist-packages
+.PHONY: ggml-deps
+ggml-deps:
+	@[ -x $(GGML_ROOT)/usr/bin/llama-perplexity ] && [ -d $(GGUF_PYTHONPATH)/gguf ] || \
+	  tools/setup-deps.sh ggml $(TOOLCHAIN_DIR)
+endif
+
+# Debian's interpreter, which has python3-numpy (a python3 earlier on PATH may not).
+GGUF_PYTHON   ?= /usr/bin/python3
+GGUF_RUN      := PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON)
+LLAMA_TEST    := $(BUILD)/llama
+LLAMA_MODELS  := $(LLAMA_TEST)/models
+
+$(LLAMA_MODELS)/.made: tests/llama/make_gguf_models.py | ggml-deps
+	@rm -rf $(@D)
+	$(GGUF_RUN) tests/llama/make_gguf_models.py $(@D)
+	@touch $@
+gguf-models: $(LLAMA_MODELS)/.made
+
+test-gguf-shapes: $(LLAMA_MODELS)/.made $(SHAPES_BIN) $(GEN_BIN)
+	@PYTHON=$(GGUF_PYTHON) PYTHONPATH=$(GGUF_PYTHONPATH) tests/llama/check-gguf-shapes.sh \
+	  tools/gguf-shapes $(SHAPES_BIN) $(GEN_BIN) $(LLAMA_MODELS)
+
+# ---- llama-perplexity under sid's QEMU (its riscv_hwprobe makes ggml pick the RVV variant) ----
+# LLAMA_PLUGIN: the ggml plugin (libggml-gemm-rvv.so) to try, built for the shapes of
+# $(LLAMA_TEST)/shapes.yaml; empty: the baseline perplexities only. LLAMA_SERVED and
+# LLAMA_DECLINED: the plugin's log lines for a weight served by a plan and one declined, as
+# extended regular expressions in which @N@ and @K@ stand for the weight's N and K.
+LLAMA_PLUGIN   ?=
+LLAMA_SERVED   ?= GEMM_RVV: .*served.* @N@ x @K@
+LLAMA_DECLINED ?= GEMM_RVV: .*declined.* @N@ x @K@
+LLAMA_QEMU_CPU ?= max,vlen=256
+
+# The shapes of both test models in one file, for the plugin's library: M = 64 is the
+# perplexity runs' batch (every position's logits, so the lm_head too).
+$(LLAMA_TEST)/shapes.yaml: $(LLAMA_MODELS)/.made tools/gguf-shapes
+	$(GGUF_RUN) tools/gguf-shapes --batch 1,64 -o $@ $(LLAMA_MODELS)/llama.gguf $(LLAMA_MODELS)/qwen3.gguf
+
+# check_llama CASES, CHUNKS: tests/llama/check-perplexity.sh on the test models.
+define check_llama
+	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' \
+	  SERVED='$(LLAMA_SERVED)' DECLINED='$(LLAMA_DECLINED)' CHUNKS=$(2) \
+	  GUARD_SHAPES="$(GGUF_RUN) tools/gguf-shapes" GEN_BIN=$(GEN_BIN) \
+	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-perplexity.sh $(LLAMA_MODELS) $(1)
+endef
+
+test-llama: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) | sid-qemu
+	$(call check_llama,llama,1)
+
+test-llama-full: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) | sid-qemu
+	$(call check_llama,llama qwen3 llama-noplan llama-f16 llama-q8_0,2)
