@@ -39,30 +39,36 @@ test-gguf-shapes: $(LLAMA_MODELS)/.made $(SHAPES_BIN) $(GEN_BIN)
 	  tools/gguf-shapes $(SHAPES_BIN) $(GEN_BIN) $(LLAMA_MODELS)
 
 # ---- llama-perplexity under sid's QEMU (its riscv_hwprobe makes ggml pick the RVV variant) ----
-# LLAMA_PLUGIN: the ggml plugin (libggml-gemm-rvv.so) to try, built for the shapes of
-# $(LLAMA_TEST)/shapes.yaml; empty: the baseline perplexities only. LLAMA_SERVED and
-# LLAMA_DECLINED: the plugin's log lines for a weight served by a plan and one declined, as
-# extended regular expressions in which @N@ and @K@ stand for the weight's N and K.
+# LLAMA_PLUGIN: the ggml plugin (libggml-gemm-rvv.so) to try, built with the library of
+# $(LLAMA_TEST)/shapes.yaml (whose plans $(LLAMA_TEST)/gen/manifest.json lists); empty: the
+# perplexities without it only. LLAMA_SERVED, LLAMA_DECLINED, LLAMA_LOADED: the plugin's log
+# lines, when not those tests/llama/check-perplexity.sh expects (see there).
 LLAMA_PLUGIN   ?=
-LLAMA_SERVED   ?= GEMM_RVV: .*served.* @N@ x @K@
-LLAMA_DECLINED ?= GEMM_RVV: .*declined.* @N@ x @K@
+LLAMA_MANIFEST ?= $(LLAMA_TEST)/gen/manifest.json
 LLAMA_QEMU_CPU ?= max,vlen=256
 
 # The shapes of both test models in one file, for the plugin's library: M = 64 is the
-# perplexity runs' batch (every position's logits, so the lm_head too).
+# perplexity runs' batch (every position's logits, so the lm_head's too).
 $(LLAMA_TEST)/shapes.yaml: $(LLAMA_MODELS)/.made tools/gguf-shapes
 	$(GGUF_RUN) tools/gguf-shapes --batch 1,64 -o $@ $(LLAMA_MODELS)/llama.gguf $(LLAMA_MODELS)/qwen3.gguf
 
+$(LLAMA_TEST)/gen/manifest.json: $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) $(TEMPLATES)
+	$(GEN_BIN) -o $(@D) $< > /dev/null
+
 # check_llama CASES, CHUNKS: tests/llama/check-perplexity.sh on the test models.
 define check_llama
-	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' \
-	  SERVED='$(LLAMA_SERVED)' DECLINED='$(LLAMA_DECLINED)' CHUNKS=$(2) \
-	  GUARD_SHAPES="$(GGUF_RUN) tools/gguf-shapes" GEN_BIN=$(GEN_BIN) \
+	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) \
+	  PLUGIN='$(LLAMA_PLUGIN)' LIB_MANIFEST=$(LLAMA_MANIFEST) CHUNKS=$(2) \
+	  $(if $(LLAMA_SERVED),SERVED='$(LLAMA_SERVED)') $(if $(LLAMA_DECLINED),DECLINED='$(LLAMA_DECLINED)') \
+	  $(if $(LLAMA_LOADED),LOADED='$(LLAMA_LOADED)') \
+	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
 	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-perplexity.sh $(LLAMA_MODELS) $(1)
 endef
 
-test-llama: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) | sid-qemu
+LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json | sid-qemu ggml-deps
+
+test-llama: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama,1)
 
-test-llama-full: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) | sid-qemu
+test-llama-full: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama qwen3 llama-noplan llama-f16 llama-q8_0,2)
