@@ -43,9 +43,21 @@ test-gguf-shapes: $(LLAMA_MODELS)/.made $(SHAPES_BIN) $(GEN_BIN)
 # $(LLAMA_TEST)/shapes.yaml (whose plans $(LLAMA_TEST)/gen/manifest.json lists); empty: the
 # perplexities without it only. LLAMA_SERVED, LLAMA_DECLINED, LLAMA_LOADED: the plugin's log
 # lines, when not those tests/llama/check-perplexity.sh expects (see there).
+LLAMA_QEMU_CPU ?= max,vlen=256
+ifdef GGML_PLUGIN
+# With mk/ggml.mk (included before this file): the plugin built by its rules for the test
+# models' shapes, in a build folder of its own.
+LLAMA_PLUGIN_BUILD := $(LLAMA_TEST)/plugin
+LLAMA_PLUGIN   ?= $(LLAMA_PLUGIN_BUILD)/ggml/libggml-gemm-rvv.so
+LLAMA_MANIFEST ?= $(LLAMA_PLUGIN_BUILD)/gen/manifest.json
+LLAMA_PLUGIN_DEP := $(LLAMA_PLUGIN)
+$(LLAMA_PLUGIN_BUILD)/ggml/libggml-gemm-rvv.so: $(LLAMA_TEST)/shapes.yaml FORCE
+	@$(MAKE) --no-print-directory ggml-plugin BUILD=$(LLAMA_PLUGIN_BUILD) SHAPES=$< \
+	  TOOLCHAIN_DIR=$(TOOLCHAIN_DIR) > $(LLAMA_TEST)/plugin.log || { cat $(LLAMA_TEST)/plugin.log; exit 1; }
+else
 LLAMA_PLUGIN   ?=
 LLAMA_MANIFEST ?= $(LLAMA_TEST)/gen/manifest.json
-LLAMA_QEMU_CPU ?= max,vlen=256
+endif
 
 # The shapes of both test models in one file, for the plugin's library: M = 64 is the
 # perplexity runs' batch (every position's logits, so the lm_head's too).
@@ -65,10 +77,24 @@ define check_llama
 	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-perplexity.sh $(LLAMA_MODELS) $(1)
 endef
 
-LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json | sid-qemu ggml-deps
+LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 
 test-llama: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama,1)
 
 test-llama-full: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama qwen3 llama-noplan llama-f16 llama-q8_0,2)
+
+# ---- llama-bench counted under QEMU 7.2 (make bench-llama; not part of make test) -----------
+# With LLAMA_PLUGIN set, the plugin's figures too.
+HWPROBE_SHIM := $(BUILD)/bench/hwprobe_shim.so
+LLAMA_NM     ?= $(patsubst %objdump,%nm,$(OBJDUMP))
+
+$(HWPROBE_SHIM): bench/hwprobe_shim.c $(BUILD)/probe.ok
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@ -ldl
+
+bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made | ggml-deps
+	@NM=$(LLAMA_NM) GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
+	  bench/llama-count.sh $(PLUGIN) $(HWPROBE_SHIM) $(GGML_ROOT) $(LLAMA_MODELS)/llama.gguf \
+	  $(BUILD)/bench/llama $(LLAMA_PLUGIN)

@@ -47,7 +47,7 @@ fi
 perplexity() {
   local log=$1; shift
   env "$@" "$QEMU" -cpu "$QEMU_CPU" -L "$GGML_ROOT" "$GGML_ROOT/usr/bin/llama-perplexity" \
-    -m "$model" -f "$models/text.txt" -c "$CTX" -b "$CTX" --chunks "$CHUNKS" -t "$THREADS" \
+    -m "$model" -f "$models/text.txt" -c "$CTX" -b "$CTX" --chunks "$CHUNKS" -t "$THREADS" -v \
     > "$log" 2>&1
   sed -n 's/.*Final estimate: PPL = \([0-9.e+-]*\) .*/\1/p' "$log"
 }
