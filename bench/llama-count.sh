@@ -27,10 +27,10 @@ cpu_lib=$(find "$root/usr/lib" -name 'libggml-cpu-riscv64_v.so' | head -1)
 # ranges FILE SYMBOL...: range=NAME:LO-HI arguments for the plugin, from FILE's dynamic symbols
 # (a shared library's text is mapped at offset = address).
 ranges() {
-  local file=$1 sym addr size kind name args=""
+  local file=$1 sym addr size name args=""
   shift
   for sym in "$@"; do
-    read -r addr size kind name < <("$NM" -D -S --defined-only "$file" | awk -v s="$sym" '$4 == s')
+    read -r addr size _ name < <("$NM" -D -S --defined-only "$file" | awk -v s="$sym" '$4 == s')
     [ -n "${name:-}" ] || { echo "error: $file has no symbol $sym" >&2; exit 1; }
     args+=$(printf ",range=%s:%x-%x" "$(basename "$file")" "$((16#$addr))" "$((16#$addr + 16#$size))")
   done

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015  # "A && ok || fail": ok never fails
 # tools/gguf-shapes on the test models of make_gguf_models.py (host): the Llama's and the
 # Qwen3's layers are those gemm-rvv-shapes writes from the same config.json, gemm-rvv-gen
 # takes the file, a tied lm_head and a non-BF16 weight are said, model names cannot inject
