@@ -44,6 +44,9 @@ test-gguf-shapes: $(LLAMA_MODELS)/.made $(SHAPES_BIN) $(GEN_BIN)
 # perplexities without it only. LLAMA_SERVED, LLAMA_DECLINED, LLAMA_LOADED: the plugin's log
 # lines, when not those tests/llama/check-perplexity.sh expects (see there).
 LLAMA_QEMU_CPU ?= max,vlen=256
+# llama-perplexity's context, also its batch: the M of every Linear (at most 64, the largest M
+# of shapes.yaml, for a plan of the right bucket).
+LLAMA_CTX      ?= 64
 ifdef GGML_PLUGIN
 # With mk/ggml.mk (included before this file): the plugin built by its rules for the test
 # models' shapes, in a build folder of its own.
@@ -70,7 +73,7 @@ $(LLAMA_TEST)/gen/manifest.json: $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) $(TEMPLATE
 # check_llama CASES, CHUNKS: tests/llama/check-perplexity.sh on the test models.
 define check_llama
 	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) \
-	  PLUGIN='$(LLAMA_PLUGIN)' LIB_MANIFEST=$(LLAMA_MANIFEST) CHUNKS=$(2) \
+	  PLUGIN='$(LLAMA_PLUGIN)' LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(LLAMA_CTX) CHUNKS=$(2) \
 	  $(if $(LLAMA_SERVED),SERVED='$(LLAMA_SERVED)') $(if $(LLAMA_DECLINED),DECLINED='$(LLAMA_DECLINED)') \
 	  $(if $(LLAMA_LOADED),LOADED='$(LLAMA_LOADED)') \
 	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
@@ -94,7 +97,11 @@ $(HWPROBE_SHIM): bench/hwprobe_shim.c $(BUILD)/probe.ok
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@ -ldl
 
-bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made | ggml-deps
-	@NM=$(LLAMA_NM) GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
-	  bench/llama-count.sh $(PLUGIN) $(HWPROBE_SHIM) $(GGML_ROOT) $(LLAMA_MODELS)/llama.gguf \
-	  $(BUILD)/bench/llama $(LLAMA_PLUGIN)
+# The Llama's k and v (N = 512) stay on ggml's CPU backend; every Linear of the Qwen3 passes the gate.
+LLAMA_BENCH_MODELS ?= llama qwen3
+
+bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
+	@set -e; for m in $(LLAMA_BENCH_MODELS); do \
+	  NM=$(LLAMA_NM) GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
+	    bench/llama-count.sh $(PLUGIN) $(HWPROBE_SHIM) $(GGML_ROOT) $(LLAMA_MODELS)/$$m.gguf \
+	    $(BUILD)/bench/llama/$$m $(LLAMA_PLUGIN); done
