@@ -4,10 +4,11 @@
 #
 #   make gguf-models        the test models of tests/llama/make_gguf_models.py (build/llama/models)
 #   make test-gguf-shapes   tools/gguf-shapes on them, against gemm-rvv-shapes (host, seconds)
-#   make test-llama         one small llama-perplexity run of the Llama (sid's QEMU), with
-#                           the plugin too when LLAMA_PLUGIN names one
+#   make test-llama         one small llama-perplexity run of the Llama (sid's QEMU), with the
+#                           plugin too: LLAMA_PLUGIN, or the one mk/ggml.mk's rules build
 #   make test-llama-full    both models, 2 chunks, and the bad-input models
-#   make bench-llama        llama-bench tg/pp instructions counted under QEMU 7.2 (one thread)
+#   make bench-llama        llama-bench tg/pp instructions counted under QEMU 7.2 (one thread),
+#                           without and with the plugin
 
 .PHONY: gguf-models test-gguf-shapes test-llama test-llama-full bench-llama
 
