@@ -238,18 +238,23 @@ test-target-full: $(TARGET_PROGRAMS)
 # the whole matrix and every long check. The checks of a tier run in one make, in parallel;
 # the README's commands run last and alone, since they run make themselves.
 QUICK_CHECKS := test-host test-models test-setup-deps test-sysheaders test-host-runtime \
-                test-engine-host test-spills test-no-vector test-clang test-target test-ggml
-FULL_CHECKS  := $(filter-out test-target test-ggml,$(QUICK_CHECKS)) test-target-full \
-                test-ggml-full check-engine
+                test-engine-host test-spills test-no-vector test-clang test-target test-ggml \
+                test-gguf-shapes test-llama
+FULL_CHECKS  := $(filter-out test-target test-ggml test-llama,$(QUICK_CHECKS)) \
+                test-target-full test-ggml-full test-llama-full check-engine
+# What the checks fetch, fetched first and once (two checks must not fetch into one folder).
+QUICK_DEPS   := ggml-deps $(if $(TOOLCHAIN),sid-qemu)
+FULL_DEPS    := $(QUICK_DEPS) engine-deps
 define run_tier
+	@$(MAKE) --no-print-directory $(3)
 	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target $(1)
 	@$(MAKE) --no-print-directory test-board
 	@echo "make $(2): $(words $(1) test-board) checks passed ($(1) test-board)"
 endef
 test: lib
-	$(call run_tier,$(QUICK_CHECKS),test)
+	$(call run_tier,$(QUICK_CHECKS),test,$(QUICK_DEPS))
 test-full: lib
-	$(call run_tier,$(FULL_CHECKS),test-full)
+	$(call run_tier,$(FULL_CHECKS),test-full,$(FULL_DEPS))
 
 # gemm-rvv-bench (apps/gemm-rvv-bench), the tools' queries and the README's commands: mk/board.mk.
 include mk/board.mk
@@ -307,3 +312,6 @@ include mk/host-runtime.mk
 
 # The example engine (examples/engine) and its tests.
 include mk/engine.mk
+
+# GGUF models and Debian's llama.cpp: tools/gguf-shapes, llama-perplexity, llama-bench counted.
+include mk/gguf.mk

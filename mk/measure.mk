@@ -172,4 +172,5 @@ bench:
 	@$(MAKE) --no-print-directory bench-dram
 	@$(MAKE) --no-print-directory bench-replay
 	@$(MAKE) --no-print-directory bench-build-times
+	@$(MAKE) --no-print-directory bench-llama
 	@$(MAKE) --no-print-directory bench-report

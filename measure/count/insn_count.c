@@ -5,9 +5,17 @@
  *           in effect (set by the last vsetvli/vsetivli executed anywhere), doubled for widening
  *           instructions; kept in eighths so that fractional LMUL stays exact.
  * Arguments: sym=PREFIX (repeatable; a function counts when its symbol starts with one),
+ *            all=on (every instruction counts, with a symbol or not),
+ *            range=FILE:LO-HI (repeatable; hexadecimal offsets into a mapped file whose path
+ *              ends with FILE: its instructions there are counted a second time, apart, as
+ *              range_insns, range_scalar, range_vwork_eighths),
  *            out=FILE (where the counts go at exit; default stderr).
- *   qemu-riscv64 -plugin build/measure/libinsn_count.so,sym=gr_bf16_,sym=packed_,out=c.txt prog */
+ *   qemu-riscv64 -plugin build/measure/libinsn_count.so,sym=gr_bf16_,sym=packed_,out=c.txt prog
+ * QEMU names only the symbols of the program and its interpreter, not those of the shared
+ * libraries the program loads: code in those is found by range, through the host's mappings
+ * (/proc/self/maps of QEMU, where each guest file mapping appears with its path and offset). */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +25,31 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define MAX_PREFIXES 16
+#define MAX_RANGES 64
+#define MAX_MAPPINGS 8192
 
 static const char *prefixes[MAX_PREFIXES];
 static size_t prefix_count;
+static int measure_all;
 static const char *out_path;
 static uint64_t insns, scalar, vwork_eighths, unknown_vsetvl;
+
+struct range {
+    char *file;
+    uint64_t lo, hi;
+};
+static struct range ranges[MAX_RANGES];
+static size_t range_count;
+static uint64_t range_insns, range_scalar, range_vwork_eighths;
+
+/* The host's mappings as last read: a file mapping's path and offset. */
+struct mapping {
+    uintptr_t start, end;
+    uint64_t offset;
+    char path[256];
+};
+static struct mapping mappings[MAX_MAPPINGS];
+static size_t mapping_count;
 static uint64_t lmul_eighths = 8; /* LMUL 1 until a vsetvli says otherwise */
 
 enum { OP_V = 0x57, LOAD_FP = 0x07, STORE_FP = 0x27, OPCFG = 7 };
@@ -77,8 +105,71 @@ static void on_vector(unsigned int vcpu, void *factor)
     vwork_eighths += lmul_eighths * (uint64_t)(uintptr_t)factor;
 }
 
+static void on_vector_range(unsigned int vcpu, void *factor)
+{
+    (void)vcpu;
+    range_vwork_eighths += lmul_eighths * (uint64_t)(uintptr_t)factor;
+}
+
+static void read_mappings(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    mapping_count = 0;
+    if (!f)
+        return;
+    char line[512];
+    while (mapping_count < MAX_MAPPINGS && fgets(line, sizeof line, f)) {
+        struct mapping *m = &mappings[mapping_count];
+        unsigned long long start, end, offset;
+        int path_at = 0;
+        if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &offset, &path_at) < 3)
+            continue;
+        m->start = (uintptr_t)start;
+        m->end = (uintptr_t)end;
+        m->offset = offset;
+        snprintf(m->path, sizeof m->path, "%s", path_at ? line + path_at : "");
+        m->path[strcspn(m->path, "\n")] = '\0';
+        mapping_count++;
+    }
+    fclose(f);
+}
+
+static const struct mapping *mapping_of(uintptr_t haddr)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < mapping_count; i++)
+            if (haddr >= mappings[i].start && haddr < mappings[i].end)
+                return &mappings[i];
+        read_mappings(); /* a library mapped since the last look */
+    }
+    return NULL;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* Whether the instruction at host address haddr lies in one of the ranges. */
+static int in_range(const void *haddr)
+{
+    if (range_count == 0 || !haddr)
+        return 0;
+    const struct mapping *m = mapping_of((uintptr_t)haddr);
+    if (!m || !m->path[0])
+        return 0;
+    uint64_t offset = (uintptr_t)haddr - m->start + m->offset;
+    for (size_t i = 0; i < range_count; i++)
+        if (offset >= ranges[i].lo && offset < ranges[i].hi && ends_with(m->path, ranges[i].file))
+            return 1;
+    return 0;
+}
+
 static int measured(const char *sym)
 {
+    if (measure_all)
+        return 1;
     if (!sym)
         return 0;
     for (size_t i = 0; i < prefix_count; i++)
@@ -110,6 +201,17 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
                 qemu_plugin_register_vcpu_insn_exec_cb(insn, on_vsetvl, QEMU_PLUGIN_CB_NO_REGS,
                                                        NULL);
         }
+        if (in_range(qemu_plugin_insn_haddr(insn))) {
+            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+                                                       &range_insns, 1);
+            if (!vector)
+                qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+                                                           &range_scalar, 1);
+            else if (!vset)
+                qemu_plugin_register_vcpu_insn_exec_cb(
+                    insn, on_vector_range, QEMU_PLUGIN_CB_NO_REGS,
+                    (void *)(uintptr_t)(is_widening(w) ? 2 : 1));
+        }
         if (!measured(qemu_plugin_insn_symbol(insn)))
             continue;
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &insns, 1);
@@ -132,6 +234,10 @@ static void at_exit(qemu_plugin_id_t id, void *unused)
     fprintf(f, "insns=%" PRIu64 " scalar=%" PRIu64 " vwork_eighths=%" PRIu64
                " unknown_vsetvl=%" PRIu64 "\n",
             insns, scalar, vwork_eighths, unknown_vsetvl);
+    if (range_count)
+        fprintf(f, "range_insns=%" PRIu64 " range_scalar=%" PRIu64
+                   " range_vwork_eighths=%" PRIu64 "\n",
+                range_insns, range_scalar, range_vwork_eighths);
     if (f != stderr)
         fclose(f);
 }
@@ -146,15 +252,30 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             a += 4;
         if (strncmp(a, "sym=", 4) == 0 && prefix_count < MAX_PREFIXES)
             prefixes[prefix_count++] = strdup(a + 4);
-        else if (strncmp(a, "out=", 4) == 0)
+        else if (strcmp(a, "all=on") == 0)
+            measure_all = 1;
+        else if (strncmp(a, "range=", 6) == 0 && range_count < MAX_RANGES) {
+            const char *colon = strrchr(a + 6, ':');
+            unsigned long long lo, hi;
+            if (!colon || colon == a + 6 || sscanf(colon + 1, "%llx-%llx", &lo, &hi) != 2 ||
+                lo >= hi) {
+                fprintf(stderr, "insn_count: \"%s\": expected range=FILE:LO-HI (hexadecimal)\n", a);
+                return -1;
+            }
+            ranges[range_count].file = strndup(a + 6, (size_t)(colon - (a + 6)));
+            ranges[range_count].lo = lo;
+            ranges[range_count].hi = hi;
+            range_count++;
+        } else if (strncmp(a, "out=", 4) == 0)
             out_path = strdup(a + 4);
         else {
-            fprintf(stderr, "insn_count: unknown argument \"%s\" (sym=PREFIX, out=FILE)\n", a);
+            fprintf(stderr, "insn_count: unknown argument \"%s\" (sym=PREFIX, all=on, "
+                            "range=FILE:LO-HI, out=FILE)\n", a);
             return -1;
         }
     }
-    if (prefix_count == 0) {
-        fprintf(stderr, "insn_count: name the measured functions with sym=PREFIX\n");
+    if (prefix_count == 0 && !measure_all) {
+        fprintf(stderr, "insn_count: name the measured functions with sym=PREFIX, or all=on\n");
         return -1;
     }
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);

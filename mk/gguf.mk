@@ -1,0 +1,99 @@
+# GGUF models and Debian's llama.cpp: the shapes of a GGUF (tools/gguf-shapes), the tiny random
+# GGUF test models, llama-perplexity with and without the ggml plugin, and llama-bench counted.
+# Included from the Makefile; see docs/llama-tests.md.
+#
+#   make gguf-models        the test models of tests/llama/make_gguf_models.py (build/llama/models)
+#   make test-gguf-shapes   tools/gguf-shapes on them, against gemm-rvv-shapes (host, seconds)
+#   make test-llama         one small llama-perplexity run of the Llama (sid's QEMU), with the
+#                           plugin too: LLAMA_PLUGIN, or the one mk/ggml.mk's rules build
+#   make test-llama-full    both models, 2 chunks, and the bad-input models
+#   make bench-llama        llama-bench tg/pp instructions counted under QEMU 7.2 (one thread),
+#                           without and with the plugin
+
+.PHONY: gguf-models test-gguf-shapes test-llama test-llama-full bench-llama
+
+
+# Debian's interpreter, which has python3-numpy (a python3 earlier on PATH may not).
+GGUF_PYTHON   ?= /usr/bin/python3
+GGUF_RUN      := PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON)
+LLAMA_TEST    := $(BUILD)/llama
+LLAMA_MODELS  := $(LLAMA_TEST)/models
+
+$(LLAMA_MODELS)/.made: tests/llama/make_gguf_models.py | ggml-deps
+	@rm -rf $(@D)
+	$(GGUF_RUN) tests/llama/make_gguf_models.py $(@D)
+	@touch $@
+gguf-models: $(LLAMA_MODELS)/.made
+
+test-gguf-shapes: $(LLAMA_MODELS)/.made $(SHAPES_BIN) $(GEN_BIN)
+	@PYTHON=$(GGUF_PYTHON) PYTHONPATH=$(GGUF_PYTHONPATH) tests/llama/check-gguf-shapes.sh \
+	  tools/gguf-shapes $(SHAPES_BIN) $(GEN_BIN) $(LLAMA_MODELS)
+
+# ---- llama-perplexity under sid's QEMU (its riscv_hwprobe makes ggml pick the RVV variant) ----
+# LLAMA_PLUGIN: the ggml plugin (libggml-gemm-rvv.so) to try, built with the library of
+# $(LLAMA_TEST)/shapes.yaml (whose plans $(LLAMA_TEST)/gen/manifest.json lists); empty: the
+# perplexities without it only. LLAMA_SERVED, LLAMA_DECLINED, LLAMA_LOADED: the plugin's log
+# lines, when not those tests/llama/check-perplexity.sh expects (see there).
+# The K1's kind of core (V, VLEN 256, no Zvfbfwma): the plugin serves with the base kernels.
+LLAMA_QEMU_CPU ?= rv64,v=true,vlen=256
+# llama-perplexity's context, also its batch: the M of every Linear (at most 64, the largest M
+# of shapes.yaml, for a plan of the right bucket).
+LLAMA_CTX      ?= 64
+ifdef GGML_PLUGIN
+# With mk/ggml.mk (included before this file): the plugin built by its rules for the test
+# models' shapes, in a build folder of its own.
+LLAMA_PLUGIN_BUILD := $(LLAMA_TEST)/plugin
+LLAMA_PLUGIN   ?= $(LLAMA_PLUGIN_BUILD)/ggml/libggml-gemm-rvv.so
+LLAMA_MANIFEST ?= $(LLAMA_PLUGIN_BUILD)/gen/manifest.json
+LLAMA_PLUGIN_DEP := $(LLAMA_PLUGIN)
+$(LLAMA_PLUGIN_BUILD)/ggml/libggml-gemm-rvv.so: $(LLAMA_TEST)/shapes.yaml FORCE
+	@$(MAKE) --no-print-directory ggml-plugin BUILD=$(LLAMA_PLUGIN_BUILD) SHAPES=$< \
+	  TOOLCHAIN_DIR=$(TOOLCHAIN_DIR) > $(LLAMA_TEST)/plugin.log || { cat $(LLAMA_TEST)/plugin.log; exit 1; }
+else
+LLAMA_PLUGIN   ?=
+LLAMA_MANIFEST ?= $(LLAMA_TEST)/gen/manifest.json
+endif
+
+# The shapes of both test models in one file, for the plugin's library: M = 64 is the
+# perplexity runs' batch (every position's logits, so the lm_head's too).
+$(LLAMA_TEST)/shapes.yaml: $(LLAMA_MODELS)/.made tools/gguf-shapes
+	$(GGUF_RUN) tools/gguf-shapes --batch 1,64 -o $@ $(LLAMA_MODELS)/llama.gguf $(LLAMA_MODELS)/qwen3.gguf
+
+$(LLAMA_TEST)/gen/manifest.json: $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) $(TEMPLATES)
+	$(GEN_BIN) -o $(@D) $< > /dev/null
+
+# check_llama CASES, CHUNKS: tests/llama/check-perplexity.sh on the test models.
+define check_llama
+	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) \
+	  PLUGIN='$(LLAMA_PLUGIN)' LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(LLAMA_CTX) CHUNKS=$(2) \
+	  $(if $(LLAMA_SERVED),SERVED='$(LLAMA_SERVED)') $(if $(LLAMA_DECLINED),DECLINED='$(LLAMA_DECLINED)') \
+	  $(if $(LLAMA_LOADED),LOADED='$(LLAMA_LOADED)') \
+	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
+	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-perplexity.sh $(LLAMA_MODELS) $(1)
+endef
+
+LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
+
+test-llama: $(LLAMA_TEST_DEPS)
+	$(call check_llama,llama,1)
+
+test-llama-full: $(LLAMA_TEST_DEPS)
+	$(call check_llama,llama qwen3 llama-noplan llama-f16 llama-q8_0,2)
+
+# ---- llama-bench counted under QEMU 7.2 (make bench-llama; not part of make test) -----------
+# With LLAMA_PLUGIN set, the plugin's figures too.
+HWPROBE_SHIM := $(BUILD)/measure/hwprobe_shim.so
+LLAMA_NM     ?= $(patsubst %objdump,%nm,$(OBJDUMP))
+
+$(HWPROBE_SHIM): measure/llama/hwprobe_shim.c $(BUILD)/probe.ok
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@ -ldl
+
+# The Llama's k and v (N = 512) stay on ggml's CPU backend; every Linear of the Qwen3 passes the gate.
+LLAMA_BENCH_MODELS ?= llama qwen3
+
+bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
+	@set -e; for m in $(LLAMA_BENCH_MODELS); do \
+	  NM=$(LLAMA_NM) GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
+	    measure/llama/llama-count.sh $(PLUGIN) $(HWPROBE_SHIM) $(GGML_ROOT) $(LLAMA_MODELS)/$$m.gguf \
+	    $(BUILD)/measure/llama/$$m $(LLAMA_PLUGIN); done

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2015  # "A && ok || fail": ok never fails
+# tools/gguf-shapes on the test models of make_gguf_models.py (host): the Llama's and the
+# Qwen3's layers are those gemm-rvv-shapes writes from the same config.json, gemm-rvv-gen
+# takes the file, a tied lm_head and a non-BF16 weight are said, model names cannot inject
+# YAML, and bad input gets its exit status and message with -o leaving an existing file alone.
+# Usage: PYTHON=... PYTHONPATH=... tests/llama/check-gguf-shapes.sh GGUF_SHAPES SHAPES_BIN GEN_BIN MODELS
+set -u
+tool=$1 shapes_bin=$2 gen_bin=$3 models=$4
+python=${PYTHON:-python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0 passed=0
+fail() { echo "FAILED: $*"; failed=$((failed + 1)); }
+ok() { passed=$((passed + 1)); }
+shapes() { "$python" "$tool" "$@"; }
+
+# expect STATUS MESSAGE ARG...: gguf-shapes ARGs exits with STATUS, saying MESSAGE on stderr.
+expect() {
+  local status=$1 message=$2 out rc
+  shift 2
+  out=$(shapes "$@" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" != "$status" ] || ! grep -qF -- "$message" <<<"$out"; then
+    fail "gguf-shapes $*: exit $rc (expected $status), said: $out"
+  else
+    ok
+  fi
+}
+
+# The layers (from the model: line on) match gemm-rvv-shapes' for the same model and options.
+for arch in llama qwen3; do
+  for opts in "--batch 1" "--batch 1,4,16 --prefill 64,128"; do
+    # shellcheck disable=SC2086
+    if ! shapes $opts "$models/$arch.gguf" > "$tmp/gguf.yaml" ||
+       ! "$shapes_bin" $opts "$models/$arch.config.json" > "$tmp/json.yaml"; then
+      fail "$arch $opts: a tool failed"; continue
+    fi
+    if diff -u <(sed -n '/^model:/,$p' "$tmp/json.yaml") <(sed -n '/^model:/,$p' "$tmp/gguf.yaml"); then
+      ok
+    else
+      fail "$arch $opts: gguf-shapes and gemm-rvv-shapes list other layers"
+    fi
+  done
+  # The generator takes the file and plans the gated Linears (N, K >= 1024).
+  shapes --batch 1 --prefill 64 -o "$tmp/$arch.yaml" "$models/$arch.gguf" &&
+    "$gen_bin" -o "$tmp/gen-$arch" "$tmp/$arch.yaml" > "$tmp/gen.log" 2>&1 &&
+    grep -q '"file"' "$tmp/gen-$arch/manifest.json" && ok ||
+    { fail "$arch: gemm-rvv-gen did not take the shapes file:"; cat "$tmp/gen.log"; }
+done
+grep -q "^# tiny-qwen3-random: qwen3, hidden 1024, intermediate 2048, 2 layers,$" "$tmp/qwen3.yaml" &&
+  grep -q "^# 16 query heads and 8 key/value heads of 128, vocabulary 1024.$" "$tmp/qwen3.yaml" &&
+  grep -qF "#   gguf-shapes --model tiny-qwen3-random --batch 1 --prefill 64 $models/qwen3.gguf" "$tmp/qwen3.yaml" &&
+  ok || fail "qwen3: the header comment is not as expected: $(head -4 "$tmp/qwen3.yaml")"
+
+# Both models in one file: the Llama's layers, then Qwen3's other shapes under qwen3/ names.
+shapes --batch 1 --prefill 64 -o "$tmp/both.yaml" "$models/llama.gguf" "$models/qwen3.gguf" &&
+  diff <(sed -n '/^layers:/,/lm_head/p' "$tmp/both.yaml") <(sed -n '/^layers:/,$p' "$tmp/llama.yaml") &&
+  [ "$(grep -c 'name: qwen3/' "$tmp/both.yaml")" = 4 ] &&
+  grep -q "name: qwen3/q_proj, N: 2048,    K: 1024,  M: \[1, 64\]}" "$tmp/both.yaml" &&
+  grep -q "^model: tiny-llama-random + tiny-qwen3-random$" "$tmp/both.yaml" &&
+  "$gen_bin" -o "$tmp/gen-both" "$tmp/both.yaml" > "$tmp/gen.log" 2>&1 && ok ||
+  { fail "llama + qwen3: not the merged layers:"; cat "$tmp/both.yaml" "$tmp/gen.log"; }
+
+# The one Linear the Llama's shapes do not hold: lm_head of the larger vocabulary.
+shapes "$models/llama-noplan.gguf" > "$tmp/noplan.yaml" &&
+  diff <(grep -v lm_head "$tmp/noplan.yaml" | sed -n '/^layers:/,$p') \
+       <(shapes "$models/llama.gguf" | grep -v lm_head | sed -n '/^layers:/,$p') &&
+  grep -q "name: lm_head,   N: 1280,    K: 1024,  M: 1}" "$tmp/noplan.yaml" && ok ||
+  fail "llama-noplan: not the Llama's layers with lm_head 1280 x 1024"
+
+# --weights: every Linear's tensor, whatever its type.
+[ "$(shapes --weights "$models/llama-noplan.gguf" | wc -l)" = 15 ] &&
+  shapes --weights "$models/llama-noplan.gguf" | grep -qP '^output\.weight\tBF16\t1280\t1024$' &&
+  shapes --weights "$models/llama-q8_0.gguf" | grep -qP '^blk\.1\.ffn_down\.weight\tQ8_0\t1024\t2048$' &&
+  shapes --weights "$models/qwen3-tied.gguf" | grep -qP "^token_embd\\.weight\\tBF16\\t512\\t256$" && ok ||
+  fail "--weights does not list the Linears' tensors"
+
+# Tied: lm_head from token_embd, said in a comment; a Q8_0 output.weight is left out, and said.
+shapes "$models/qwen3-tied.gguf" > "$tmp/tied.yaml" &&
+  grep -qF "  # lm_head: tied to token_embd (no output.weight), packed from that matrix" "$tmp/tied.yaml" &&
+  grep -q "name: lm_head,   N: 512,     K: 256,   M: 1}" "$tmp/tied.yaml" && ok ||
+  fail "qwen3-tied: lm_head not listed from token_embd: $(cat "$tmp/tied.yaml")"
+shapes "$models/small-mixed.gguf" > "$tmp/mixed.yaml" &&
+  grep -qF "# Not BF16, left to ggml: output.weight (Q8_0)" "$tmp/mixed.yaml" &&
+  ! grep -q "name: lm_head" "$tmp/mixed.yaml" && grep -q "name: down_proj" "$tmp/mixed.yaml" && ok ||
+  fail "small-mixed: the Q8_0 lm_head is listed or not said: $(cat "$tmp/mixed.yaml")"
+
+# Model names: quoted when not plain (the YAML reads back the same name), refused with a
+# line break (it would end the comment lines), from --model as from general.name.
+shapes --model 'a: b # "c" \ d' "$models/small-mixed.gguf" > "$tmp/quoted.yaml" &&
+  [ "$("$python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["model"])' "$tmp/quoted.yaml")" = 'a: b # "c" \ d' ] &&
+  "$gen_bin" -o "$tmp/gen-quoted" "$tmp/quoted.yaml" > "$tmp/gen.log" 2>&1 && ok ||
+  fail "a quoted model name does not read back: $(grep model: "$tmp/quoted.yaml"; cat "$tmp/gen.log")"
+expect 1 "general.name 'x\\nlayers: []' is not a name of 1 to 128 printable characters" "$models/small-badname.gguf"
+shapes --model ok-name "$models/small-badname.gguf" > /dev/null && ok || fail "--model does not replace a bad general.name"
+expect 1 "--model 'two\\nlines' is not a name" --model $'two\nlines' "$models/llama.gguf"
+
+# Bad input.
+printf 'GGUF' > "$tmp/magic-only.gguf"
+head -c 3000 "$models/llama.gguf" > "$tmp/cut-header.gguf"
+head -c -100 "$models/qwen3-tied.gguf" > "$tmp/cut-data.gguf"
+expect 1 "README.md: not a GGUF file (it does not start with \"GGUF\")" README.md
+expect 1 "$tmp/magic-only.gguf: a truncated or damaged GGUF file" "$tmp/magic-only.gguf"
+expect 1 "$tmp/cut-header.gguf: a truncated or damaged GGUF file" "$tmp/cut-header.gguf"
+expect 1 "$tmp/cut-data.gguf: a truncated or damaged GGUF file" "$tmp/cut-data.gguf"
+expect 1 "$tmp/none.gguf: no such file" "$tmp/none.gguf"
+expect 1 "$tmp: not a file" "$tmp"
+expect 1 "no Linear has a 2-D BF16 weight, so there is nothing for gemm_rvv to serve (its Linears' weights are F16)" "$models/llama-f16.gguf"
+expect 1 "(its Linears' weights are Q8_0)" "$models/llama-q8_0.gguf"
+expect 2 "--batch takes increasing positive sizes" --batch 4,1 "$models/llama.gguf"
+expect 2 "--batch takes increasing positive sizes" --batch 1,,4 "$models/llama.gguf"
+expect 2 "--prefill takes increasing positive lengths" --prefill 0 "$models/llama.gguf"
+expect 2 "unexpected argument \"--frobnicate\"" --frobnicate "$models/llama.gguf"
+expect 2 "unexpected argument \"--batch\" (or its value is missing)" "$models/llama.gguf" --batch
+expect 2 "no GGUF file given"
+
+echo "keep me" > "$tmp/out.yaml"
+expect 1 "no Linear has a 2-D BF16 weight" -o "$tmp/out.yaml" "$models/llama-f16.gguf"
+[ "$(cat "$tmp/out.yaml")" = "keep me" ] && [ ! -e "$tmp/out.yaml.tmp" ] && ok ||
+  fail "-o overwrote a file or left a temporary one on bad input"
+shapes -o "$tmp/out.yaml" "$models/llama.gguf" && grep -q "name: down_proj, N: 1024,    K: 2048,  M: 1}" "$tmp/out.yaml" &&
+  ok || fail "-o did not write the shapes"
+
+echo "gguf-shapes: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

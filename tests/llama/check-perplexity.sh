@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Debian's llama-perplexity on the tiny GGUF test models (tests/llama/make_gguf_models.py) under
+# QEMU, without and with the ggml plugin. For each model CASE (MODELS/CASE.gguf):
+#   - without the plugin: the perplexity of MODELS/text.txt, which for a random model must be
+#     near the vocabulary size (within a factor 4 of it: a broken run is far off);
+#   - with PLUGIN (GGML_BACKEND_PATH): the plugin says it loaded, the perplexity is the same
+#     (relative difference at most MAX_REL_DIFF), and its log names, for every weight of a
+#     Linear: a plan serving it when it is BF16 and the plugin's library has a plan for its
+#     (N, K) (LIB_MANIFEST); a decline when it is BF16 without a plan; nothing served when it
+#     is not BF16 (F16, Q8_0: ggml's CPU backend runs the whole model).
+#
+# Usage: tests/llama/check-perplexity.sh MODELS CASE...
+# Environment:
+#   QEMU, QEMU_CPU    the qemu-riscv64 (one with riscv_hwprobe, so ggml loads its RVV variant)
+#                     and its -cpu value; GGML_ROOT: the riscv64 root of sid's llama.cpp (-L)
+#   GGUF_SHAPES       the command that runs tools/gguf-shapes (it lists the models' weights)
+#   PLUGIN            the plugin's .so; empty: only the perplexities without it are checked
+#   LIB_MANIFEST      manifest.json of the library the plugin was built with (its plans)
+#   SERVED, DECLINED  extended regular expressions of the plugin's log lines for a weight served
+#                     by a plan and for one declined; @NAME@, @N@ and @K@ stand for its tensor
+#                     name, N and K. LOADED: the line that says it loaded.
+#   CTX, CHUNKS, THREADS   llama-perplexity's -c (also its -b: M = CTX), --chunks and -t
+#   LOG_DIR           where each run's log goes
+set -u
+models=$1; shift
+cases=("$@")
+: "${QEMU:?}" "${GGML_ROOT:?}" "${GGUF_SHAPES:?}"
+QEMU_CPU=${QEMU_CPU:-max,vlen=256}
+PLUGIN=${PLUGIN:-}
+SERVED=${SERVED:-'GEMM_RVV: @NAME@ \(N = @N@, K = @K@\) M = [0-9]+: plan M <= [0-9]+ serves$'}
+DECLINED=${DECLINED:-'GEMM_RVV: declines @NAME@ \['}
+LOADED=${LOADED:-'GEMM_RVV: loaded into ggml'}
+CTX=${CTX:-64} CHUNKS=${CHUNKS:-1} THREADS=${THREADS:-1}
+MAX_REL_DIFF=${MAX_REL_DIFF:-1e-3}
+LOG_DIR=${LOG_DIR:-build/llama/logs}
+mkdir -p "$LOG_DIR"
+failed=0 passed=0
+fail() { echo "FAILED: $*"; failed=$((failed + 1)); }
+ok() { passed=$((passed + 1)); }
+
+if [ -n "$PLUGIN" ] && { [ ! -f "$PLUGIN" ] || [ ! -f "${LIB_MANIFEST:-}" ]; }; then
+  echo "error: PLUGIN=$PLUGIN and LIB_MANIFEST=${LIB_MANIFEST:-} must both be files" >&2
+  exit 2
+fi
+
+# perplexity LOG [VAR=VALUE...]: llama-perplexity on the case's model; prints the final PPL.
+perplexity() {
+  local log=$1; shift
+  env "$@" "$QEMU" -cpu "$QEMU_CPU" -L "$GGML_ROOT" "$GGML_ROOT/usr/bin/llama-perplexity" \
+    -m "$model" -f "$models/text.txt" -c "$CTX" -b "$CTX" --chunks "$CHUNKS" -t "$THREADS" -v \
+    > "$log" 2>&1
+  sed -n 's/.*Final estimate: PPL = \([0-9.e+-]*\) .*/\1/p' "$log"
+}
+
+# pattern TEMPLATE NAME N K: TEMPLATE with the placeholders filled (NAME's dots escaped).
+pattern() { local t=${1//@NAME@/${2//./\\.}}; t=${t//@N@/$3}; echo "${t//@K@/$4}"; }
+
+# The (N, K) the plugin's library has plans for, one "N K" a line.
+planned=""
+[ -n "$PLUGIN" ] && planned=$(sed -n 's/.*"name": "bf16_[^"]*", "N": \([0-9]*\), "K": \([0-9]*\),.*/\1 \2/p' "$LIB_MANIFEST" | sort -u)
+
+# check_log CASE LOG: the plugin's log lines for each Linear's weight of the case's model.
+check_log() {
+  local case=$1 log=$2 name type n k bad=0 served=0 expected=0 other=0
+  grep -qE "$LOADED" "$log" || { fail "$case: the plugin did not say it loaded ($log)"; return; }
+  while IFS=$'\t' read -r name type n k; do
+    [ "$type" = BF16 ] || other=$((other + 1))
+    if [ "$type" = BF16 ] && grep -qx "$n $k" <<<"$planned"; then
+      expected=$((expected + 1))
+      if grep -qE "$(pattern "$SERVED" "$name" "$n" "$k")" "$log"; then
+        served=$((served + 1))
+      else
+        echo "  $case: $name ($n x $k) has a plan but no log line says one served it"; bad=1
+      fi
+    elif grep -qE "$(pattern "$SERVED" "$name" "$n" "$k")" "$log"; then
+      echo "  $case: $name ($type, $n x $k) was served, but the library has no plan for it or it is not BF16"; bad=1
+    elif [ "$type" = BF16 ] && ! grep -qE "$(pattern "$DECLINED" "$name" "$n" "$k")" "$log"; then
+      echo "  $case: $name ($n x $k, no plan) is not said to be declined"; bad=1
+    fi
+  done < <($GGUF_SHAPES --weights "$model")
+  if [ "$bad" = 0 ]; then
+    ok; echo "  $case: the plugin served $served of $expected weights with plans, none of $other not BF16"
+  else
+    fail "$case: the plugin's log does not match its plans ($log)"
+  fi
+}
+
+for case in "${cases[@]}"; do
+  model=$models/$case.gguf
+  [ -f "$model" ] || { fail "$case: no model $model"; continue; }
+  vocab=$($GGUF_SHAPES --weights "$model" | awk -F'\t' '$1 == "output.weight" { print $3 }')
+  cpu=$(perplexity "$LOG_DIR/$case.cpu.log")
+  if [ -z "$cpu" ]; then
+    fail "$case: llama-perplexity gave no perplexity ($LOG_DIR/$case.cpu.log):"
+    tail -5 "$LOG_DIR/$case.cpu.log"; continue
+  fi
+  if awk -v p="$cpu" -v v="$vocab" 'BEGIN { exit !(p > v / 4 && p < v * 4) }'; then ok; else
+    fail "$case: perplexity $cpu is not near the vocabulary size $vocab of a random model"
+  fi
+  if [ -z "$PLUGIN" ]; then
+    echo "$case: perplexity $cpu without the plugin (PLUGIN not given: not compared)"
+    continue
+  fi
+  with=$(perplexity "$LOG_DIR/$case.plugin.log" GGML_BACKEND_PATH="$PLUGIN")
+  if [ -z "$with" ]; then
+    fail "$case: no perplexity with the plugin ($LOG_DIR/$case.plugin.log):"
+    tail -5 "$LOG_DIR/$case.plugin.log"; continue
+  fi
+  rel=$(awk -v a="$with" -v b="$cpu" 'BEGIN { d = (a - b) / b; printf "%.2e", d < 0 ? -d : d }')
+  echo "$case: perplexity $cpu without the plugin, $with with it (relative difference $rel)"
+  if awk -v r="$rel" -v m="$MAX_REL_DIFF" 'BEGIN { exit !(r <= m) }'; then ok; else
+    fail "$case: the perplexities differ by $rel, more than $MAX_REL_DIFF"
+  fi
+  check_log "$case" "$LOG_DIR/$case.plugin.log"
+done
+
+echo "llama-perplexity: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
