@@ -1,6 +1,6 @@
 # GGUF models and Debian's llama.cpp: the shapes of a GGUF (tools/gguf-shapes), the tiny random
 # GGUF test models, llama-perplexity with and without the ggml plugin, and llama-bench counted.
-# Included from the Makefile; see docs/llama-tests.md.
+# Included from the Makefile; see docs/testing.md, "The llama.cpp tests".
 #
 #   make gguf-models        the test models of tests/llama/make_gguf_models.py (build/llama/models)
 #   make test-gguf-shapes   tools/gguf-shapes on them, against gemm-rvv-shapes (host, seconds)
