@@ -5,6 +5,7 @@
 #   make bench-static        vector work per MAC of every plan's tiles, read from the objects
 #   make bench-dram          DRAM traffic of whole calls under the cache model
 #   make bench-replay        one call of the driver's loops replayed on the host, any blocking
+#   make test-placement      replays: misaligned buffers move the bytes of aligned ones (a check)
 #   make bench-build-times   make gen plus the library, from nothing, per shapes file
 #   make bench               all of the above, then make bench-report (report.md)
 # Every measurement runs on one library, that of measure/shapes.yaml: a call has one figure,
@@ -29,7 +30,7 @@ DRAM_TWIN      := $(MEASURE)/dram_variant_twin
 DRAM_REAL      := $(MEASURE)/dram_variant_real
 
 .PHONY: bench bench-deps bench-report bench-selftest bench-count bench-static bench-dram \
-        bench-replay bench-build-times
+        bench-replay bench-build-times test-placement
 
 bench-deps:
 	@tools/setup-deps.sh bench $(TOOLCHAIN_DIR)
@@ -106,10 +107,10 @@ $(DRAM_REAL): measure/dram/dram_variant.c $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
 
 # ---- host programs ---------------------------------------------------------------------------
 $(DRIVER_REPLAY): measure/replay/driver_replay.c measure/cache/cache_sim.c measure/cache/cache_sim.h \
-                  gen/blocking.c gen/tile.c $(wildcard gen/*.h)
+                  gen/blocking.c gen/tile.c $(wildcard gen/*.h) runtime/lines.c runtime/lines.h
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -Imeasure/cache -Igen measure/replay/driver_replay.c \
-	  measure/cache/cache_sim.c gen/blocking.c gen/tile.c -o $@
+	$(HOST_CC) $(HOST_CFLAGS) -Imeasure/cache -Igen -Iruntime measure/replay/driver_replay.c \
+	  measure/cache/cache_sim.c gen/blocking.c gen/tile.c runtime/lines.c -o $@
 
 # ---- the measurements ------------------------------------------------------------------------
 # $(call run_into,FILE,COMMAND): COMMAND's output into FILE, then shown; COMMAND failing fails make.
@@ -149,10 +150,16 @@ bench-dram: $(CACHE_PLUGIN) $(DRAM_CALL) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(
 	  measure/dram/dram.sh $(CACHE_PLUGIN) $(DRAM_CALL) $(MEASURE)/explain.txt $(MEASURE)/dram \
 	  $(DRAM_CSV) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(DRAM_REAL))
 
-# REPLAY_ARGS: M N K strips|tiles KC NC packed|plain L2_KB (measure/replay/driver_replay.c).
+# REPLAY_ARGS: M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]
+# (measure/replay/driver_replay.c; PLACEMENT as DRAM_PLACEMENT's, default aligned).
 REPLAY_ARGS ?= 128 4096 4096 strips 128 768 plain 512
 bench-replay: $(DRIVER_REPLAY)
 	@$(call run_into,$(MEASURE)/replay.txt,$(DRIVER_REPLAY) $(REPLAY_ARGS))
+
+# The traffic does not depend on where the caller's buffers sit: replays of small calls on
+# misaligned buffers against aligned ones (host, seconds; a check, not a measurement).
+test-placement: $(DRIVER_REPLAY)
+	@measure/replay/placement-check.sh $(DRIVER_REPLAY)
 
 BUILD_TIMES_SHAPES ?= shapes.yaml models/llama.yaml
 bench-build-times: $(GEN_BIN)

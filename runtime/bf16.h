@@ -2,6 +2,7 @@
 #ifndef GEMM_RVV_BF16_H
 #define GEMM_RVV_BF16_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -23,6 +24,19 @@ static inline uint16_t gr_f32_to_bf16(float f)
         return (uint16_t)((bits | 0x00400000u) >> 16);
     bits += 0x7fffu + ((bits >> 16) & 1u);
     return (uint16_t)(bits >> 16);
+}
+
+/* One output from its sum, as the tiles finish it: bias (bias[n], when there is one), then
+ * FP32 or BF16, into element i of y. */
+static inline void gr_store_output(void *y, size_t i, int y_bf16, float acc, const float *bias,
+                                   size_t n)
+{
+    if (bias)
+        acc += bias[n];
+    if (y_bf16)
+        ((uint16_t *)y)[i] = gr_f32_to_bf16(acc);
+    else
+        ((float *)y)[i] = acc;
 }
 
 #endif

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "bf16.h"
+#include "lines.h"
 #include "pack.h"
 #include "scratch.h"
 
@@ -30,10 +32,10 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
 }
 
 /* The scratch of one participant: partial sums of a column block, the arranged activations of
- * a K block, (plain weights) the packed words of a strip or of a column block, and (blockings
- * that copy X) a copy of X's rows. */
+ * a K block, (plain weights) the packed words of a strip or of a column block, (blockings
+ * that copy X) a copy of X's rows, and one element of X a row carried between K blocks. */
 struct layout {
-    size_t partials, x_f, words, x_copy; /* offsets in bytes */
+    size_t partials, x_f, words, x_copy, x_carry; /* offsets in bytes */
     size_t bytes;
 };
 
@@ -43,7 +45,7 @@ static struct layout layout_of(const struct gr_drive *d)
     const uint32_t layout = d->variant->layout;
     const size_t kc = d->k_block, w_rows = gr_layout_rows(layout, kc);
     const int tiles_outer = d->blocking.order == GR_ORDER_TILES;
-    struct layout l = {0, 0, 0, 0, 0};
+    struct layout l = {0, 0, 0, 0, 0, 0};
     size_t partials = kc < p->k ? (size_t)p->bucket * d->col_block * sizeof(float) : 0;
     size_t x_f = (tiles_outer ? p->tile_rows : p->bucket) * kc * d->variant->x_bytes;
     size_t words = d->packed ? 0 : w_rows * (tiles_outer ? d->col_block : d->strip) *
@@ -52,7 +54,8 @@ static struct layout layout_of(const struct gr_drive *d)
     l.words = l.x_f + gr_align_up(x_f);
     l.x_copy = l.words + gr_align_up(words);
     size_t x_copy = d->blocking.x_copy_rows ? (size_t)p->bucket * p->k * sizeof(uint16_t) : 0;
-    l.bytes = l.x_copy + gr_align_up(x_copy);
+    l.x_carry = l.x_copy + gr_align_up(x_copy);
+    l.bytes = l.x_carry + gr_align_up((size_t)p->bucket * sizeof(uint16_t));
     return l;
 }
 
@@ -81,13 +84,58 @@ static void *y_at(const struct gr_drive *d, size_t row, size_t col)
                      : (void *)((float *)d->y + row * d->ldy + col);
 }
 
+/* The scratch the loops work in: partial sums, arranged activations, packed words, and the
+ * elements of X that one K block reads for the next (NULL when X is read from its copy); and
+ * in the last K block of a call that finishes Y from the partial sums, the columns of the
+ * column block finished so far (NULL otherwise). */
+struct work {
+    float *partials;
+    char *x_f, *words;
+    uint16_t *carry;
+    size_t *y_done;
+};
+
+/* X's rows [r0, r0 + rows) of the K block [k0, k0 + kc) arranged into x_f, x_stride apart.
+ * Where the rows share their offset into a line and w->carry is given, a first k that the
+ * block before read with the rest of its line comes from the carry, and the k after the
+ * block, when it is the last of the block's last line, goes there (gr_k_carried). */
+static void arrange_rows(const struct gr_drive *d, const struct work *w, size_t r0, size_t rows,
+                         size_t k0, size_t kc, char *x_f, size_t x_stride)
+{
+    const uint16_t *x = d->x + r0 * d->ldx;
+    const size_t k = d->plan->k;
+    const int carries = w->carry && d->ldx * sizeof(uint16_t) % GR_LINE_BYTES == 0;
+    size_t skip = 0;
+    if (carries && gr_k_carried((uintptr_t)x, k, k0)) {
+        d->variant->arrange(w->carry + r0, 1, rows, 1, x_f, x_stride);
+        skip = 1;
+    }
+    d->variant->arrange(x + k0 + skip, d->ldx, rows, kc - skip,
+                        x_f + skip * x_stride * d->variant->x_bytes, x_stride);
+    if (carries && gr_k_carried((uintptr_t)x, k, k0 + kc))
+        for (size_t r = 0; r < rows; r++)
+            w->carry[r0 + r] = x[r * d->ldx + k0 + kc];
+}
+
+/* Y's columns [from, to) of every row from the partial sums of the column block at col0. */
+static void finish_y(const struct gr_drive *d, const float *partials, size_t col0, size_t from,
+                     size_t to)
+{
+    for (size_t r = 0; r < d->rows; r++)
+        for (size_t j = from; j < to; j++)
+            gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
+                            partials[r * d->col_block + (j - col0)], d->bias, j);
+}
+
 /* One K block of one column block, strips outside row tiles: the block's activations of all
  * rows are arranged once and read by every strip. */
 static void strips_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t col0,
-                         size_t cols, size_t k0, float *partials, char *x_f, char *words)
+                         size_t cols, size_t k0, const struct work *w)
 {
     const struct gr_plan *p = d->plan;
-    d->variant->arrange(d->x + k0, d->ldx, d->rows, a->kc, x_f, d->rows);
+    char *x_f = w->x_f, *words = w->words;
+    float *partials = w->partials;
+    arrange_rows(d, w, 0, d->rows, k0, a->kc, x_f, d->rows);
     for (size_t s = col0; s < col0 + cols; s += d->strip) {
         a->vl = min_size(d->strip, col0 + cols - s);
         a->w = strip_weights(d, s, k0, a->kc, a->vl, words, d->strip, &a->w_stride);
@@ -100,14 +148,22 @@ static void strips_outer(const struct gr_drive *d, struct gr_tile_args *a, size_
             a->y = y_at(d, r, s);
             d->tiles[rows - 1](a);
         }
+        if (w->y_done) { /* Y's whole lines so far, while their partial sums are at hand */
+            size_t to = gr_y_line_col((uintptr_t)d->y, d->y_bf16 ? 2 : 4, s + a->vl,
+                                      *w->y_done);
+            finish_y(d, partials, col0, *w->y_done, to);
+            *w->y_done = to;
+        }
     }
 }
 
 /* The same, row tiles outside strips: the K block of the column block's weights (packed into
  * scratch first when plain) is read by every row tile. */
 static void tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t col0,
-                        size_t cols, size_t k0, float *partials, char *x_f, char *words)
+                        size_t cols, size_t k0, const struct work *w)
 {
+    char *x_f = w->x_f, *words = w->words;
+    float *partials = w->partials;
     const struct gr_plan *p = d->plan;
     const size_t w_bytes = gr_layout_bytes(d->variant->layout);
     if (!d->packed)
@@ -117,7 +173,7 @@ static void tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t
                              words + (s - col0) * w_bytes, d->col_block);
     for (size_t r = 0; r < d->rows; r += p->tile_rows) {
         size_t rows = min_size(p->tile_rows, d->rows - r);
-        d->variant->arrange(d->x + r * d->ldx + k0, d->ldx, rows, a->kc, x_f, rows);
+        arrange_rows(d, w, r, rows, k0, a->kc, x_f, rows);
         a->x = x_f;
         a->x_stride = rows;
         for (size_t s = col0; s < col0 + cols; s += d->strip) {
@@ -144,19 +200,54 @@ int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end
            d->ldx * sizeof(uint16_t) % b->x_copy_stride == 0;
 }
 
+/* The K blocks d walks: the plan's, shifted so that the rows they are cut from (W's for plain
+ * weights, X's for packed ones) are read in whole lines (runtime/lines.h). */
+static struct gr_k_blocks k_blocks_of(const struct gr_drive *d)
+{
+    const size_t k = d->plan->k;
+    if (d->packed)
+        return gr_k_blocks_lines(k, d->k_block, (uintptr_t)d->x, d->ldx * sizeof(uint16_t), 2);
+    return gr_k_blocks_lines(k, d->k_block, (uintptr_t)d->plain, d->ldw * sizeof(uint16_t), 1);
+}
+
+/* Copies X's rows for the K block [k0, k1) into `block`, one row after the other: the
+ * block's first element from `carry` where the block before read its line, and where the
+ * block ends on the last element of a line, that element into `carry` for the next. */
+static void copy_x(const struct gr_drive *d, uint16_t *block, uint16_t *carry, size_t k0,
+                   size_t k1)
+{
+    const size_t kc = k1 - k0, k = d->plan->k;
+    for (size_t r = 0; r < d->rows; r++) {
+        const uint16_t *row = d->x + r * d->ldx;
+        size_t from = k0;
+        if (gr_k_carried((uintptr_t)row, k, k0))
+            block[r * kc] = carry[r], from++;
+        memcpy(block + r * kc + (from - k0), row + from, (k1 - from) * sizeof(uint16_t));
+        if (gr_k_carried((uintptr_t)row, k, k1))
+            carry[r] = row[k1];
+    }
+}
+
 void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end, void *scratch)
 {
     const struct layout l = layout_of(d);
     float *partials = (float *)((char *)scratch + l.partials);
-    char *x_f = (char *)scratch + l.x_f;
-    char *words = (char *)scratch + l.words;
+    uint16_t *x_carry = (uint16_t *)(void *)((char *)scratch + l.x_carry);
     const size_t k = d->plan->k;
+    const struct gr_k_blocks kb = k_blocks_of(d);
+    const int strips = d->blocking.order == GR_ORDER_STRIPS;
+    const size_t y_bytes = d->y_bf16 ? sizeof(uint16_t) : sizeof(float);
+    const int y_partials = gr_y_from_partials((uintptr_t)d->y, d->ldy * y_bytes,
+                                              d->strip * y_bytes, strips, kb.first < k ? 2 : 1);
 
     uint16_t *x_c = gr_drive_copies_x(d, col_begin, col_end)
                         ? (uint16_t *)(void *)((char *)scratch + l.x_copy)
                         : NULL;
     struct gr_drive copied = *d;
     const struct gr_drive *dd = x_c ? &copied : d;
+    struct work w = {partials, (char *)scratch + l.x_f, (char *)scratch + l.words,
+                     x_c ? NULL : x_carry, NULL};
+    size_t y_done = 0;
 
     struct gr_tile_args a = {0};
     a.acc_stride = d->col_block;
@@ -164,22 +255,25 @@ void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end
     a.y_bf16 = d->y_bf16;
     for (size_t col = col_begin; col < col_end; col += d->col_block) {
         size_t cols = min_size(d->col_block, col_end - col);
-        for (size_t k0 = 0; k0 < k; k0 += d->k_block) {
-            a.kc = min_size(d->k_block, k - k0);
+        for (size_t k0 = 0, k1; k0 < k; k0 = k1) {
+            k1 = gr_k_block_end(&kb, k0);
+            a.kc = k1 - k0;
             a.first = k0 == 0;
-            a.last = k0 + a.kc == k;
+            a.last = k1 == k && !y_partials;
+            y_done = col;
+            w.y_done = k1 == k && y_partials ? &y_done : NULL;
             if (x_c) { /* the block's rows at x_c + k0 * rows, a.kc apart */
-                uint16_t *rows = x_c + k0 * d->rows;
                 if (col == col_begin)
-                    for (size_t r = 0; r < d->rows; r++)
-                        memcpy(rows + r * a.kc, d->x + r * d->ldx + k0, a.kc * sizeof(uint16_t));
-                copied.x = rows - k0; /* the loops index X at k0: (rows - k0) + k0 + r * kc */
+                    copy_x(d, x_c + k0 * d->rows, x_carry, k0, k1);
+                copied.x = x_c + k0 * d->rows - k0; /* the loops index X at k0 */
                 copied.ldx = a.kc;
             }
-            if (d->blocking.order == GR_ORDER_TILES)
-                tiles_outer(dd, &a, col, cols, k0, partials, x_f, words);
+            if (strips)
+                strips_outer(dd, &a, col, cols, k0, &w);
             else
-                strips_outer(dd, &a, col, cols, k0, partials, x_f, words);
+                tiles_outer(dd, &a, col, cols, k0, &w);
         }
+        if (y_partials)
+            finish_y(d, partials, col, y_done, col + cols);
     }
 }

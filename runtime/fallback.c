@@ -29,17 +29,6 @@ static void widen_column(const struct gr_weight_view *w, size_t n, float *col)
     }
 }
 
-/* One output from its sum: bias, then FP32 or BF16. */
-static void store(void *y, size_t i, int y_bf16, float acc, const float *bias, size_t n)
-{
-    if (bias)
-        acc += bias[n];
-    if (y_bf16)
-        ((uint16_t *)y)[i] = gr_f32_to_bf16(acc);
-    else
-        ((float *)y)[i] = acc;
-}
-
 /* The kernels' order and roundings: fused multiply-adds (vfmacc) from -0.0f, whose first
  * gives the rounded product's bits for every product, +-0 included. A plain `acc += a * b`
  * would round each product first, which differs when a product of two tiny BF16 values
@@ -72,15 +61,15 @@ void gr_fallback(const float *x_f, size_t m, const struct gr_weight_view *w, con
                 a2 = fmaf(xr[j], c2[j], a2);
                 a3 = fmaf(xr[j], c3[j], a3);
             }
-            store(y, r * ldy + n, y_bf16, a0, bias, n);
-            store(y, r * ldy + n + 1, y_bf16, a1, bias, n + 1);
-            store(y, r * ldy + n + 2, y_bf16, a2, bias, n + 2);
-            store(y, r * ldy + n + 3, y_bf16, a3, bias, n + 3);
+            gr_store_output(y, r * ldy + n, y_bf16, a0, bias, n);
+            gr_store_output(y, r * ldy + n + 1, y_bf16, a1, bias, n + 1);
+            gr_store_output(y, r * ldy + n + 2, y_bf16, a2, bias, n + 2);
+            gr_store_output(y, r * ldy + n + 3, y_bf16, a3, bias, n + 3);
         }
     }
     for (; n < col_end; n++) {
         widen_column(w, n, col_buf);
         for (size_t r = 0; r < m; r++)
-            store(y, r * ldy + n, y_bf16, dot(x_f + r * k, col_buf, k), bias, n);
+            gr_store_output(y, r * ldy + n, y_bf16, dot(x_f + r * k, col_buf, k), bias, n);
     }
 }

@@ -32,7 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 l2s=${DRAM_L2_KB:-512 128} vlen=${VLEN:-256}
 
 # The shapes of the instruction counts on every path that is cheap enough, and the M = 128
-# calls of the two other Llama shapes (for the prefill projection).
+# calls of the two other Llama shapes (for the prefill projection), on aligned buffers.
 CALLS=(
   "1 4096 4096 packed" "1 4096 4096 plain" "1 4096 4096 fallback"
   "1 11008 4096 packed" "1 11008 4096 plain" "1 11008 4096 fallback"
@@ -43,6 +43,13 @@ CALLS=(
   "128 4096 4096 packed" "128 4096 4096 plain"
   "128 11008 4096 packed" "128 4096 11008 packed"
 )
+# The Llama 4096 x 4096 calls on misaligned buffers too (the report sets them beside the
+# aligned ones): malloc'd, and 2 bytes past a page.
+for m in 1 16 128; do
+  for path in packed plain; do
+    CALLS+=("$m 4096 4096 $path malloc" "$m 4096 4096 $path page+2")
+  done
+done
 if [ -n "${DRAM_CALLS:-}" ]; then IFS=';' read -ra CALLS <<< "$DRAM_CALLS"; fi
 
 # Every call checked before any runs: a typo should not surface an hour in.

@@ -3,18 +3,19 @@
  * takes under QEMU with the plugin. It is how the flood terms of the generator's traffic model
  * (gen/blocking.c) were calibrated: any blocking can be tried, not only the plan's.
  *
- * What it replays is the base variant at VLEN 256 with the 13 x 2 tile of M = 128 plans (strips
- * of 16 columns, panels of 64): the driver's loops (column blocks > K blocks > strips and row
+ * What it replays is the base variant at VLEN 256 with the generator's tile for a bucket of M
+ * rows (the 13 x 2 tile of M = 128 plans: strips of 16 columns; panels of 64): the driver's loops (column blocks > K blocks > strips and row
  * tiles in either order), the copy of X's K blocks for plans of 32 rows or more, the widening
  * of activations into scratch, packing plain rows into scratch, the tiles' loads and stores of
  * weights, activations, partial sums and outputs, all at the sizes they have; scratch is laid
  * out as the driver lays it out. It is a model of the driver, not the driver: after a change to
- * the loops, check it against make bench-dram (the replay gives 1.444 and 1.644 for 4096 x 4096
- * packed and plain, M = 128, strips, K blocks of 128, column blocks of 384, 512 KiB, where the
- * plugin measured 1.445 and 1.654).
+ * the loops, check it against make bench-dram (docs/measurements.md). The caller's buffers sit
+ * where PLACEMENT puts them, as measure/dram/placement.h places them for the plugin's runs, and
+ * the K blocks and X's copy follow them by the driver's own rules (runtime/lines.c).
  *
- *   make bench-replay REPLAY_ARGS="M N K strips|tiles KC NC packed|plain L2_KB"
- * prints the DRAM bytes over the minimum and the megabytes filled and written back per buffer. */
+ *   make bench-replay REPLAY_ARGS="M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]"
+ * (PLACEMENT: aligned (the default), malloc or page+B) prints the DRAM bytes over the minimum
+ * and the megabytes filled and written back per buffer. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,15 +23,15 @@
 
 #include "blocking.h"
 #include "cache_sim.h"
+#include "lines.h"
 
-#define TILE_ROWS 13
-#define STRIP 16  /* columns: VLMAX(e32, m2) at VLEN 256 */
 #define PANEL 64  /* columns of a panel of packed weights at VLEN 256 */
+#define PAGE 4096 /* where placement.h's page+B and malloc placements count from */
 #define CHUNK 64  /* BF16 weights of a plain row that one pack load takes (e16m4) */
 
-enum buffer { B_W, B_X, B_Y, B_PARTIALS, B_X_F, B_WORDS, B_X_COPY, B_END };
-static const char *const buffer_names[B_END] = {"weights", "x",     "y",     "partials",
-                                                "x_f",     "words", "x_copy"};
+enum buffer { B_W, B_X, B_Y, B_PARTIALS, B_X_F, B_WORDS, B_X_COPY, B_X_CARRY, B_END };
+static const char *const buffer_names[B_END] = {"weights", "x",      "y",      "partials",
+                                                "x_f",     "words",  "x_copy", "x_carry"};
 
 struct replay {
     struct cache_sim sim;
@@ -66,7 +67,10 @@ static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 struct call {
     uint64_t m, n, k, kc, nc;
+    uint64_t tile_rows, strip; /* the tile's rows, its columns: VLMAX(e32, LMUL) at VLEN 256 */
     int tiles_outer, plain, copy_x;
+    int y_partials;              /* Y finished from the partial sums (gr_y_from_partials) */
+    struct gr_k_blocks k_blocks; /* as the driver walks them (runtime/lines.h) */
 };
 
 /* pack_base: per column, CHUNK weights loaded, their words stored `stride` words apart. */
@@ -93,6 +97,33 @@ static void arrange(struct replay *r, uint64_t x, uint64_t ldx, uint64_t rows, u
         }
 }
 
+/* The driver's arrange_rows on X in place: rows [r0, r0 + rows) of the K block at k0, a first
+ * k from the carry and the k after the block into it where gr_k_carried says so. */
+static void arrange_x(struct replay *r, const struct call *c, uint64_t r0, uint64_t rows,
+                      uint64_t k0, uint64_t kc)
+{
+    const uint64_t ldx = c->k * 2, x = r->base[B_X] + r0 * ldx;
+    const int carries = ldx % GR_LINE_BYTES == 0;
+    uint64_t skip = 0;
+    if (carries && gr_k_carried(x, c->k, k0)) {
+        load(r, r->base[B_X_CARRY] + r0 * 2, rows * 2);
+        for (uint64_t i = 0; i < rows; i++)
+            store(r, r->base[B_X_F] + i * 4, 4);
+        skip = 1;
+    }
+    for (uint64_t i = 0; i < rows; i++)
+        for (uint64_t kk = skip; kk < kc; kk++) {
+            if ((kk - skip) % 32 == 0)
+                load(r, x + i * ldx + (k0 + kk) * 2, min_u64(32, kc - kk) * 2);
+            store(r, r->base[B_X_F] + (kk * rows + i) * 4, 4);
+        }
+    if (carries && gr_k_carried(x, c->k, k0 + kc))
+        for (uint64_t i = 0; i < rows; i++) {
+            load(r, x + i * ldx + (k0 + kc) * 2, 2);
+            store(r, r->base[B_X_CARRY] + (r0 + i) * 2, 2);
+        }
+}
+
 /* One register tile: partial sums in, a weight row and the rows' activations per k-pair,
  * partial sums or outputs out. */
 static void tile(struct replay *r, const struct call *c, uint64_t rows, uint64_t row,
@@ -102,65 +133,107 @@ static void tile(struct replay *r, const struct call *c, uint64_t rows, uint64_t
     uint64_t acc = r->base[B_PARTIALS] + (row * c->nc + col - col0) * 4;
     if (!first)
         for (uint64_t i = 0; i < rows; i++)
-            load(r, acc + i * c->nc * 4, STRIP * 4);
+            load(r, acc + i * c->nc * 4, c->strip * 4);
     for (uint64_t p = 0; p < kc / 2; p++) {
-        load(r, w + p * w_stride, STRIP * 4);
+        load(r, w + p * w_stride, c->strip * 4);
         load(r, r->base[B_X_F] + (2 * p * x_rows + x_row) * 4, rows * 4);
         load(r, r->base[B_X_F] + ((2 * p + 1) * x_rows + x_row) * 4, rows * 4);
     }
     for (uint64_t i = 0; i < rows; i++) {
-        if (last)
-            store(r, r->base[B_Y] + ((row + i) * c->n + col) * 4, STRIP * 4);
+        if (last && !c->y_partials)
+            store(r, r->base[B_Y] + ((row + i) * c->n + col) * 4, c->strip * 4);
         else
-            store(r, acc + i * c->nc * 4, STRIP * 4);
+            store(r, acc + i * c->nc * 4, c->strip * 4);
     }
+}
+
+/* The driver's copy of X's rows for the K block [k0, k1), with its carry of one element a
+ * row (runtime/driver.c's copy_x). */
+static void copy_x(struct replay *r, const struct call *c, uint64_t k0, uint64_t k1)
+{
+    const uint64_t kc = k1 - k0, block = r->base[B_X_COPY] + k0 * c->m * 2;
+    for (uint64_t i = 0; i < c->m; i++) {
+        uint64_t row = r->base[B_X] + i * c->k * 2, from = k0;
+        if (gr_k_carried(row, c->k, k0)) {
+            load(r, r->base[B_X_CARRY] + i * 2, 2);
+            store(r, block + i * kc * 2, 2);
+            from++;
+        }
+        load(r, row + from * 2, (k1 - from) * 2);
+        store(r, block + (i * kc + from - k0) * 2, (k1 - from) * 2);
+        if (gr_k_carried(row, c->k, k1)) {
+            load(r, row + k1 * 2, 2);
+            store(r, r->base[B_X_CARRY] + i * 2, 2);
+        }
+    }
+}
+
+/* The driver's finish_y: columns [from, to) of the column block at col0 from its partial
+ * sums, row by row. */
+static void finish_y(struct replay *r, const struct call *c, uint64_t col0, uint64_t from,
+                     uint64_t to)
+{
+    if (to > from)
+        for (uint64_t i = 0; i < c->m; i++) {
+            load(r, r->base[B_PARTIALS] + (i * c->nc + from - col0) * 4, (to - from) * 4);
+            store(r, r->base[B_Y] + (i * c->n + from) * 4, (to - from) * 4);
+        }
 }
 
 static void replay_call(struct replay *r, const struct call *c)
 {
     const uint64_t pairs = (c->k + 1) / 2;
     for (uint64_t col0 = 0; col0 < c->n; col0 += c->nc) {
-        uint64_t cols = min_u64(c->nc, c->n - col0);
-        for (uint64_t k0 = 0; k0 < c->k; k0 += c->kc) {
-            uint64_t kc = min_u64(c->kc, c->k - k0);
-            int first = k0 == 0, last = k0 + kc == c->k;
+        uint64_t cols = min_u64(c->nc, c->n - col0), y_done = col0;
+        for (uint64_t k0 = 0, k1; k0 < c->k; k0 = k1) {
+            k1 = gr_k_block_end(&c->k_blocks, k0);
+            uint64_t kc = k1 - k0;
+            int first = k0 == 0, last = k1 == c->k;
             uint64_t x = r->base[B_X] + k0 * 2, ldx = c->k * 2;
             if (c->copy_x) { /* the block's rows one after the other, copied in the first block */
-                uint64_t block = r->base[B_X_COPY] + k0 * c->m * 2;
                 if (col0 == 0)
-                    for (uint64_t i = 0; i < c->m; i++) {
-                        load(r, r->base[B_X] + (i * c->k + k0) * 2, kc * 2);
-                        store(r, block + i * kc * 2, kc * 2);
-                    }
-                x = block;
+                    copy_x(r, c, k0, k1);
+                x = r->base[B_X_COPY] + k0 * c->m * 2;
                 ldx = kc * 2;
             }
             if (c->plain && c->tiles_outer)
-                for (uint64_t s = col0; s < col0 + cols; s += STRIP)
-                    pack(r, c, s, min_u64(STRIP, col0 + cols - s), k0, kc,
+                for (uint64_t s = col0; s < col0 + cols; s += c->strip)
+                    pack(r, c, s, min_u64(c->strip, col0 + cols - s), k0, kc,
                          r->base[B_WORDS] + (s - col0) * 4, c->nc);
             if (!c->tiles_outer) {
-                arrange(r, x, ldx, c->m, kc);
-                for (uint64_t s = col0; s < col0 + cols; s += STRIP) {
+                if (c->copy_x)
+                    arrange(r, x, ldx, c->m, kc);
+                else
+                    arrange_x(r, c, 0, c->m, k0, kc);
+                for (uint64_t s = col0; s < col0 + cols; s += c->strip) {
                     uint64_t w = r->base[B_W] + ((s / PANEL) * pairs + k0 / 2) * PANEL * 4 +
                                  s % PANEL * 4,
                              w_stride = PANEL * 4;
                     if (c->plain) {
-                        pack(r, c, s, min_u64(STRIP, col0 + cols - s), k0, kc, r->base[B_WORDS],
-                             STRIP);
+                        pack(r, c, s, min_u64(c->strip, col0 + cols - s), k0, kc, r->base[B_WORDS],
+                             c->strip);
                         w = r->base[B_WORDS];
-                        w_stride = STRIP * 4;
+                        w_stride = c->strip * 4;
                     }
-                    for (uint64_t row = 0; row < c->m; row += TILE_ROWS)
-                        tile(r, c, min_u64(TILE_ROWS, c->m - row), row, s, col0, c->m, row, w,
+                    for (uint64_t row = 0; row < c->m; row += c->tile_rows)
+                        tile(r, c, min_u64(c->tile_rows, c->m - row), row, s, col0, c->m, row, w,
                              w_stride, kc, first, last);
+                    if (last && c->y_partials) {
+                        uint64_t to = gr_y_line_col(r->base[B_Y], 4,
+                                                    min_u64(s + c->strip, col0 + cols), y_done);
+                        finish_y(r, c, col0, y_done, to);
+                        y_done = to;
+                    }
                 }
                 continue;
             }
-            for (uint64_t row = 0; row < c->m; row += TILE_ROWS) {
-                uint64_t rows = min_u64(TILE_ROWS, c->m - row);
-                arrange(r, x + row * ldx, ldx, rows, kc);
-                for (uint64_t s = col0; s < col0 + cols; s += STRIP) {
+            for (uint64_t row = 0; row < c->m; row += c->tile_rows) {
+                uint64_t rows = min_u64(c->tile_rows, c->m - row);
+                if (c->copy_x)
+                    arrange(r, x + row * ldx, ldx, rows, kc);
+                else
+                    arrange_x(r, c, row, rows, k0, kc);
+                for (uint64_t s = col0; s < col0 + cols; s += c->strip) {
                     uint64_t w = c->plain ? r->base[B_WORDS] + (s - col0) * 4
                                           : r->base[B_W] + ((s / PANEL) * pairs + k0 / 2) * PANEL * 4 +
                                                 s % PANEL * 4;
@@ -169,27 +242,67 @@ static void replay_call(struct replay *r, const struct call *c)
                 }
             }
         }
+        if (c->y_partials)
+            finish_y(r, c, col0, y_done, col0 + cols);
     }
+}
+
+/* Bytes past a page where PLACEMENT puts a buffer of `element`-byte elements (placement.h:
+ * malloc 16, page+B B rounded down to the element), or 0 for aligned; -1 when it is none. */
+static int placement_offset(const char *placement, uint64_t element, uint64_t *offset)
+{
+    char *end;
+    *offset = 0;
+    if (!strcmp(placement, "aligned"))
+        return 0;
+    if (!strcmp(placement, "malloc")) {
+        *offset = 16;
+        return 0;
+    }
+    if (strncmp(placement, "page+", 5) || placement[5] < '0' || placement[5] > '9')
+        return -1;
+    unsigned long b = strtoul(placement + 5, &end, 10);
+    if (*end || b >= PAGE || b % 2)
+        return -1;
+    *offset = b / element * element;
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 9 || (strcmp(argv[4], "strips") && strcmp(argv[4], "tiles")) ||
-        (strcmp(argv[7], "packed") && strcmp(argv[7], "plain"))) {
-        fprintf(stderr, "usage: %s M N K strips|tiles KC NC packed|plain L2_KB\n", argv[0]);
+    const char *placement = argc == 10 ? argv[9] : "aligned";
+    uint64_t off_x = 0, off_w = 0, off_y = 0;
+    if ((argc != 9 && argc != 10) || (strcmp(argv[4], "strips") && strcmp(argv[4], "tiles")) ||
+        (strcmp(argv[7], "packed") && strcmp(argv[7], "plain")) ||
+        placement_offset(placement, 2, &off_x) || placement_offset(placement, 2, &off_w) ||
+        placement_offset(placement, 4, &off_y)) {
+        fprintf(stderr, "usage: %s M N K strips|tiles KC NC packed|plain L2_KB "
+                        "[aligned|malloc|page+B (B even, below %d)]\n", argv[0], PAGE);
         return 2;
     }
-    struct call c = {strtoull(argv[1], NULL, 10), strtoull(argv[2], NULL, 10),
-                     strtoull(argv[3], NULL, 10), strtoull(argv[5], NULL, 10),
-                     strtoull(argv[6], NULL, 10), !strcmp(argv[4], "tiles"),
-                     !strcmp(argv[7], "plain"), 0};
+    struct call c = {0};
+    c.m = strtoull(argv[1], NULL, 10);
+    c.n = strtoull(argv[2], NULL, 10);
+    c.k = strtoull(argv[3], NULL, 10);
+    c.kc = strtoull(argv[5], NULL, 10);
+    c.nc = strtoull(argv[6], NULL, 10);
+    c.tiles_outer = !strcmp(argv[4], "tiles");
+    c.plain = !strcmp(argv[7], "plain");
     uint64_t l2_kb = strtoull(argv[8], NULL, 10);
-    if (!c.m || !c.n || !c.k || !c.kc || c.kc % 2 || !c.nc || c.nc % PANEL || !l2_kb) {
-        fprintf(stderr, "driver_replay: M, N, K, L2_KB positive, KC even, NC a multiple of %d\n",
-                PANEL);
+    if (!c.m || c.m > 128 || !c.n || !c.k || !c.kc || c.kc % 2 || !c.nc || c.nc % PANEL || !l2_kb) {
+        fprintf(stderr, "driver_replay: M in 1 .. 128, N, K, L2_KB positive, KC even, NC a "
+                        "multiple of %d\n", PANEL);
         return 2;
     }
+    /* The generator's tile for a bucket of M rows; strips of VLMAX(e32, LMUL) at VLEN 256. */
+    const struct tile t = tile_choose((unsigned)c.m);
+    c.tile_rows = t.rows;
+    c.strip = 8 * t.lmul;
     c.kc = min_u64(c.kc, c.k);
+    if (c.plain && !c.tiles_outer) { /* the driver's cut: a strip's words fit half an L1 */
+        uint64_t most = PLAIN_STRIP_BYTES / (2 * c.strip) / 2 * 2;
+        c.kc = min_u64(c.kc, most < 2 ? 2 : most);
+    }
     /* Whether the driver copies X: the generator's rule for a plan of M rows (gen/blocking.c). */
     const struct x_copy x_copy = blocking_x_copy((unsigned)c.m, c.n, c.k, c.nc);
     c.copy_x = x_copy_applies(&x_copy, c.m, c.n, 2 * c.k);
@@ -206,30 +319,39 @@ int main(int argc, char **argv)
     r.sim.hook = on_dram;
     r.sim.hook_ctx = &r;
 
-    /* The caller's buffers apart, scratch as the driver lays it out (runtime/driver.c). */
+    /* The caller's buffers apart, each where the placement puts it in its first page (the
+     * same layout whatever the placement, so that only the offsets differ); scratch as the
+     * driver lays it out (runtime/driver.c). */
     uint64_t np = (c.n + PANEL - 1) / PANEL * PANEL, blocks_k = (c.k + c.kc - 1) / c.kc;
     uint64_t sizes[B_END] = {
         np * ((c.k + 1) / 2) * 4,
         c.m * c.k * 2,
         c.m * c.n * 4,
         blocks_k > 1 ? c.m * c.nc * 4 : 0,
-        (c.tiles_outer ? TILE_ROWS : c.m) * c.kc * 4,
-        c.plain ? c.kc * (c.tiles_outer ? c.nc : STRIP) * 2 : 0,
+        (c.tiles_outer ? c.tile_rows : c.m) * c.kc * 4,
+        c.plain ? c.kc * (c.tiles_outer ? c.nc : c.strip) * 2 : 0,
         c.copy_x ? c.m * c.k * 2 : 0,
+        c.m * 2,
     };
+    const uint64_t offsets[B_END] = {c.plain ? off_w : 0, off_x, off_y};
     uint64_t at = 1ull << 32;
     for (int b = 0; b < B_END; b++) {
-        r.base[b] = at;
-        at = align64(at + sizes[b]) + (b < B_PARTIALS ? 1u << 20 : 0);
+        r.base[b] = at + offsets[b];
+        at = align64(at + sizes[b]) + (b < B_PARTIALS ? (1u << 20) + PAGE : 0);
     }
     r.base[B_END] = at;
+    c.k_blocks = c.plain ? gr_k_blocks_lines(c.k, c.kc, r.base[B_W], c.k * 2, 1)
+                         : gr_k_blocks_lines(c.k, c.kc, r.base[B_X], c.k * 2, 2);
+    c.y_partials = gr_y_from_partials(r.base[B_Y], c.n * 4, c.strip * 4, !c.tiles_outer,
+                                      c.k_blocks.first < c.k ? 2 : 1);
 
     replay_call(&r, &c);
     cache_sim_flush(&r.sim);
     double min = (double)sizes[B_W] + (double)sizes[B_X] + (double)sizes[B_Y], total = 0;
     for (int b = 0; b < B_END; b++)
         total += r.filled[b] + r.written[b];
-    printf("ratio=%.3f dram_bytes=%.0f min_bytes=%.0f\n", total / min, total, min);
+    printf("ratio=%.3f dram_bytes=%.0f min_bytes=%.0f placement=%s\n", total / min, total, min,
+           placement);
     for (int b = 0; b < B_END; b++)
         if (r.filled[b] + r.written[b] > 0)
             printf("  %-8s %8.2f MiB filled %8.2f MiB written back\n", buffer_names[b],

@@ -25,6 +25,21 @@ dram_value() {
     '$1","$2","$3 == s && $4 == p && $5 == "aligned" && $6 == l2 { v = $c } END { print v == "" ? "-" : v }' "$dram"
 }
 
+# placement_rows -> "M|N|K|PATH|L2|aligned|malloc|page+2|worst" for every call of dram.csv that
+# ran on misaligned buffers too: DRAM / minimum per placement ("-": not measured), and the
+# worst misaligned bytes over the aligned ones.
+placement_rows() {
+  awk -F, 'NR > 1 { key = $1 "|" $2 "|" $3 "|" $4 "|" $6; r[key, $5] = $9; b[key, $5] = $7
+                    if ($5 != "aligned" && !(key in seen)) { seen[key] = 1; order[++n] = key } }
+    END { for (i = 1; i <= n; i++) { key = order[i]; w = 0
+            for (j = 1; j <= 2; j++) { pl = j == 1 ? "malloc" : "page+2"
+              if ((key, pl) in b && (key, "aligned") in b && b[key, pl] / b[key, "aligned"] > w)
+                w = b[key, pl] / b[key, "aligned"] }
+            printf "%s|%s|%s|%s|%s\n", key, (key, "aligned") in r ? r[key, "aligned"] : "-",
+                   (key, "malloc") in r ? r[key, "malloc"] : "-",
+                   (key, "page+2") in r ? r[key, "page+2"] : "-", w ? sprintf("%.3f", w) : "-" } }' "$dram"
+}
+
 SHAPES=$(awk -F, 'NR > 1 && $4 == 256 && $5 == "kernel-packed" { print $1","$2","$3 }' "$csv")
 PATHS="kernel-packed kernel-plain fallback plain-c"
 
@@ -70,6 +85,19 @@ PATHS="kernel-packed kernel-plain fallback plain-c"
       row="$row $(dram_value "$s" $p 512 9) / $(dram_value "$s" $p 128 9) |"
     done
     echo "$row $(awk -v b="$(dram_value "$s" packed 512 7)" 'BEGIN { printf "%.1f", b / 1e6 }') |"
+  done
+  echo
+  echo "## DRAM traffic by where the caller's buffers sit"
+  echo
+  echo "The calls of \`make bench-dram\` that also ran on misaligned buffers (\`measure/dram/placement.h\`):"
+  echo "X, W and Y from plain malloc (glibc: 16 bytes past a page) or 2 bytes past a page (an FP32 Y"
+  echo "at the multiple of 4 below), against the same call on 64-byte aligned buffers. DRAM bytes /"
+  echo "minimum, and the worst misaligned / aligned (target: at most 1.02)."
+  echo
+  echo "| M | N | K | weights | L2 KiB | aligned | malloc | page+2 | worst / aligned |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  placement_rows | while IFS='|' read -r m n k w l2 aligned malloc page2 worst; do
+    echo "| $m | $n | $k | $w | $l2 | $aligned | $malloc | $page2 | $worst |"
   done
   echo
   "$(dirname "$0")/project.sh" "$csv" "$dram" "$model"
@@ -118,6 +146,10 @@ PATHS="kernel-packed kernel-plain fallback plain-c"
         'BEGIN { if (a b ~ /^[0-9.]+$/) printf "%.2f", a / b; else print "-" }')
       check "plain/packed DRAM, ${s//,/ x }, L2 $l2 KiB" "$ratio" 1.10
     done
+  done
+  # every call measured on misaligned buffers against its aligned twin
+  placement_rows | while IFS='|' read -r m n k w l2 aligned malloc page2 worst; do
+    check "DRAM misaligned / aligned, $m x $n x $k $w, L2 $l2 KiB" "$worst" 1.02
   done
   echo
   echo "## Generator and library build, from nothing (2-core machine)"

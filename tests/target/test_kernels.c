@@ -22,6 +22,7 @@
 #include "driver.h"
 #include "fallback.h"
 #include "gr_contract.h"
+#include "lines.h"
 #include "pack.h"
 #include "testdata.h"
 
@@ -463,6 +464,110 @@ static void test_x_copy(void **state)
     assert_true(copied > 0);
 }
 
+/* The problem's X and W moved to x_off and w_off bytes past a line, rows a whole number of
+ * lines apart (so that all of a buffer's rows share the offset, as the driver's line rules
+ * take them); the old buffers freed. */
+static void problem_place(struct problem *p, size_t x_off, size_t w_off)
+{
+    const size_t line = GR_LINE_BYTES / sizeof(uint16_t);
+    const size_t ldx = (p->k + line) / line * line, ldw = (p->k + 2 * line) / line * line;
+    uint16_t *x = aligned_alloc(GR_LINE_BYTES, (p->m * ldx + line) * sizeof *x);
+    uint16_t *w = aligned_alloc(GR_LINE_BYTES, (p->n * ldw + line) * sizeof *w);
+    assert_non_null(x);
+    assert_non_null(w);
+    memset(x, 0, (p->m * ldx + line) * sizeof *x);
+    memset(w, 0, (p->n * ldw + line) * sizeof *w);
+    for (size_t i = 0; i < p->m; i++)
+        memcpy(x + x_off / 2 + i * ldx, p->x + i * p->ldx, p->k * sizeof *x);
+    for (size_t j = 0; j < p->n; j++)
+        memcpy(w + w_off / 2 + j * ldw, p->w + j * p->ldw, p->k * sizeof *w);
+    free(p->x);
+    free(p->w_alloc);
+    p->x = x + x_off / 2;
+    p->ldx = ldx;
+    p->w_alloc = w;
+    p->w = w + w_off / 2;
+    p->ldw = ldw;
+}
+
+/* test_misaligned_starts frees X's allocation, not the moved pointer. */
+static void problem_free_placed(struct problem *p, size_t x_off)
+{
+    p->x -= x_off / 2;
+    problem_free(p);
+}
+
+/* y_alloc's buffer y_off bytes past a line (a multiple of the element); *base is what to free. */
+static void *y_alloc_at(const struct problem *p, int y_bf16, size_t y_off, void **base)
+{
+    size_t bytes = (p->m + 1) * p->ldy * (y_bf16 ? 2 : 4);
+    char *b = aligned_alloc(GR_LINE_BYTES, (bytes + 2 * GR_LINE_BYTES) / GR_LINE_BYTES * GR_LINE_BYTES);
+    void *filled = y_alloc(p, y_bf16);
+    assert_non_null(b);
+    memcpy(b + y_off, filled, bytes);
+    free(filled);
+    *base = b;
+    return b + y_off;
+}
+
+/* Where the caller's buffers sit decides where K blocks start (a first block shorter by the
+ * offset into its line of W's rows, plain weights, or of X's, packed), which element of X a
+ * block carries to the next, and whether Y is finished from the partial sums
+ * (runtime/lines.h): X, W and Y at offsets past a line, against the fallback bit for bit, for
+ * every variant, packed and plain weights, the plan's blockings and small K and column blocks
+ * of both orders, with X copied and read in place. */
+static void test_misaligned_starts(void **state)
+{
+    (void)state;
+    /* bytes past a line of X, W, Y (BF16 Y takes any even offset, FP32 Y multiples of 4) */
+    static const size_t offsets[][3] = {{2, 2, 4}, {16, 16, 16}, {62, 34, 60}, {0, 50, 8}};
+    size_t runs = 0, shifted = 0, carried = 0, copied = 0;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_plan *e = gr_registry[i];
+        if (e->k < 1024 || e->n * e->k > BIG_WEIGHT)
+            continue;
+        const size_t *off = offsets[i % 4];
+        struct gr_plan small[2] = {*e, *e};
+        for (uint32_t copy = 0; copy < 2; copy++) {
+            struct gr_plan *s = &small[copy];
+            s->blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 32, 64, copy, 1, 64};
+            s->blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 64, 64, copy, 1, 64};
+            s->plain[GR_L2_ALONE] = s->blocking[GR_L2_ALONE];
+            s->plain[GR_L2_SHARED] = s->blocking[GR_L2_SHARED];
+        }
+        const struct gr_plan *plans[3] = {e, &small[0], &small[1]};
+        struct rng r = {555 + i};
+        struct problem p = problem_make(e, e->bucket, &r, 0);
+        problem_place(&p, off[0], off[1]);
+        struct output_kind v = kinds[i % 4];
+        size_t y_off = v.y_bf16 ? off[2] : off[2] / 4 * 4;
+        void *expected = y_alloc(&p, v.y_bf16);
+        run_fallback(&p, v, expected);
+        struct gr_k_blocks w_blocks = gr_k_blocks_lines(p.k, 32, (uintptr_t)p.w, p.ldw * 2, 1);
+        struct gr_k_blocks x_blocks = gr_k_blocks_lines(p.k, 32, (uintptr_t)p.x, p.ldx * 2, 2);
+        shifted += w_blocks.first < w_blocks.block;
+        carried += (size_t)gr_k_carried((uintptr_t)p.x, p.k, x_blocks.first);
+        for (int run = 0; run < 12 * (int)isa_variant_count; run++) {
+            const struct gr_variant *isa = isa_variants[run / 12];
+            const struct gr_plan *plan = plans[run / 4 % 3];
+            int packed = run / 2 % 2, share = run % 2;
+            void *base, *got = y_alloc_at(&p, v.y_bf16, y_off, &base);
+            copied += (size_t)run_kernel(&p, plan, isa, packed, share, v, got, 0, p.n);
+            expect_same(plan == e ? "buffers off their lines" : "off their lines, small blocks",
+                        e, isa, &p, v, got, expected);
+            free(base);
+            runs++;
+        }
+        free(expected);
+        problem_free_placed(&p, off[0]);
+    }
+    print_message("%zu runs; plain K blocks shifted in %zu problems, X carried in %zu; %zu runs "
+                  "copied X\n", runs, shifted, carried, copied);
+    assert_true(shifted > 0);
+    assert_true(carried > 0);
+    assert_true(copied > 0);
+}
+
 /* The packed layouts: every weight reads back, the padding is zero, and the two layouts put
  * each panel's column at the same bytes (the driver finds a k-pair alike in both). */
 static void test_pack_layout(void **state)
@@ -521,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_special_values),
         cmocka_unit_test(test_column_ranges),
         cmocka_unit_test(test_x_copy),
+        cmocka_unit_test(test_misaligned_starts),
         cmocka_unit_test(test_random_inputs),
     };
     /* A panel is VLMAX at e32, LMUL 8: 2 * vlenb columns, VLEN / 4. */

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The DRAM traffic of a call does not depend on where the caller's buffers sit: each case
+# replayed (measure/replay/driver_replay.c, the driver's loops and line rules through the host
+# cache model) with X, W and Y malloc'd and 2 or 34 bytes past a page moves at most BOUND
+# times the bytes of the same call on 64-byte aligned buffers. Small shapes, the blockings the
+# generator gives their full-size cousins; seconds on the host. Run by make test-placement:
+#   measure/replay/placement-check.sh DRIVER_REPLAY [BOUND]
+set -euo pipefail
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 DRIVER_REPLAY [BOUND]" >&2; exit 2; }
+replay=$1 bound=${2:-1.02}
+cases=(
+  "1 4096 4096 strips 2048 4096 plain 512"
+  "1 4096 4096 strips 512 4096 packed 128"
+  "4 1024 4096 strips 128 256 plain 128"
+  "16 1024 4096 strips 64 384 packed 128"
+  "16 1024 4096 strips 64 384 plain 128"
+  "128 1024 4096 strips 128 384 packed 512"
+  "128 1024 4096 strips 128 768 plain 512"
+  "128 1024 4096 tiles 32 192 packed 128"
+)
+bytes() { "$replay" "$@" | sed -n 's/^ratio=[0-9.]* dram_bytes=\([0-9]*\) .*/\1/p'; }
+failed=0 checked=0
+for c in "${cases[@]}"; do
+  # shellcheck disable=SC2086
+  aligned=$(bytes $c aligned)
+  [ -n "$aligned" ] || { echo "placement-check: no figure for \"$c\"" >&2; exit 1; }
+  for placement in malloc page+2 page+34; do
+    # shellcheck disable=SC2086
+    moved=$(bytes $c "$placement")
+    verdict=$(awk -v a="$aligned" -v m="$moved" -v b="$bound" 'BEGIN { printf "%.4f %s", m / a, m <= b * a ? "ok" : "FAIL" }')
+    echo "M N K order KC NC weights L2_KB = $c, $placement: ${verdict% *} x the aligned bytes: ${verdict#* }"
+    checked=$((checked + 1))
+    [ "${verdict#* }" = ok ] || failed=$((failed + 1))
+  done
+done
+echo "placement-check: $checked cases, $failed above $bound x the aligned traffic"
+[ "$failed" -eq 0 ]
