@@ -13,7 +13,20 @@
  * where PLACEMENT puts them, as measure/dram/placement.h places them for the plugin's runs, and
  * the K blocks and X's copy follow them by the driver's own rules (runtime/lines.c).
  *
- *   make bench-replay REPLAY_ARGS="M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]"
+ * A call on T threads (threads=T) is replayed as runtime/plan_call.c runs it: the columns
+ * split into pieces of whole panels as gr_split_columns splits them, participant i on piece i,
+ * each with its own L1 and scratch, four to an L2 (the K1's clusters: 8 threads, two L2s; the
+ * DRAM traffic is the sum of both L2s'); the participants run as coroutines, 64 accesses each
+ * in turn (skew=S: participant i takes 64 + i S, cores of unequal speed), and wait for each
+ * other where the runtime's gr_parallel_for does (after the shared copy of X, after each round
+ * of column blocks). Whether X is copied (each participant's own copy, or one for the call)
+ * and whether column blocks go in rounds is the generator's rule (blocking_x_copy) for the
+ * blocking the runtime takes, a core alone on one thread, the cores of a cluster on more;
+ * x= and rounds= force them.
+ *
+ *   make bench-replay REPLAY_ARGS="M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]
+ *                                  [threads=T] [x=plan|none|own|shared] [rounds=plan|0|1]
+ *                                  [skew=S]"
  * (PLACEMENT: aligned (the default), malloc or page+B) prints the DRAM bytes over the minimum
  * and the megabytes filled and written back per buffer. */
 #include <stdint.h>
