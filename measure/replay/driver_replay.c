@@ -55,7 +55,9 @@ static const char *const buffer_names[B_END] = {"weights", "x",      "y",      "
  * once at the same speed. */
 #define MAX_PARTS 16
 #define CLUSTER 4
-#define QUANTUM 64
+#ifndef QUANTUM
+#define QUANTUM 64 /* accesses per turn (cc -DQUANTUM=... to try others) */
+#endif
 
 struct replay {
     struct cache_sim sim;     /* its L1; l2[0] shares its cluster's L2's arrays (mirror) */
