@@ -1,5 +1,7 @@
 /* The traffic model. One call, M = bucket rows, packed weights, one thread with l2_bytes of
- * L2. The loops (runtime/driver.c) are: column blocks > K blocks > (strips > tiles or tiles >
+ * L2, or `parts` threads at once on it (a K1 cluster's 4 cores on their 512 KiB: each its own
+ * piece of the columns, partial sums, weights and arranged activations, lines that add up in
+ * each set; X one copy for all, read in rounds: blocking_x_copy). The loops (runtime/driver.c) are: column blocks > K blocks > (strips > tiles or tiles >
  * strips), the activations of a K block widened to FP32 into scratch, partial sums of a
  * column block kept in scratch between K blocks.
  *
@@ -77,13 +79,23 @@ uint64_t panel_width(const struct target *t) { return t->vlen / 4; }
  * 4096: 8 KiB) fall in a few sets of an L2: every K block of many rows floods those sets and
  * evicts the partial sums there. The copy holds each K block's rows one after the other, so
  * that a block's lines are contiguous and spread over every set. It pays with two column
- * blocks or more, BLOCKING_SET_ROWS rows or more and columns enough (x_copy_cost_cols). */
-struct x_copy blocking_x_copy(unsigned bucket, uint64_t n, uint64_t k, uint64_t col_block)
+ * blocks or more, BLOCKING_SET_ROWS rows or more and columns enough (x_copy_cost_cols).
+ * Several participants on one L2 (parts > 1) make one copy for the call, before the column
+ * loop, and walk their column blocks in rounds: each participant's own copy (1 MiB at M = 128,
+ * K = 4096) read once per column block, four at once, would not share the L2 (4 threads on a
+ * K1 cluster moved 3.6 x the minimum); one copy read by the four in step is read once per
+ * round, and the rounds keep them in step however their speeds differ (the replay with
+ * skew=: measure/replay/driver_replay.c). Then the copy pays on the call's columns. */
+struct x_copy blocking_x_copy(unsigned bucket, uint64_t n, uint64_t k, uint64_t col_block,
+                              unsigned parts)
 {
     const uint64_t cost_cols = ceil_div(k, P.x_copy_cost_cols);
-    struct x_copy c = {0, col_block + 1 > cost_cols ? col_block + 1 : cost_cols, P.x_copy_stride};
+    struct x_copy c = {0, col_block + 1 > cost_cols ? col_block + 1 : cost_cols, P.x_copy_stride,
+                       parts > 1, parts > 1};
     if (bucket >= BLOCKING_SET_ROWS && n >= 2 * col_block && n >= cost_cols)
         c.rows = BLOCKING_SET_ROWS;
+    else
+        c.shared = c.rounds = 0; /* small X: each piece reads it from its own rows, unsynchronised */
     return c;
 }
 
@@ -120,28 +132,34 @@ static uint64_t gcd(uint64_t a, uint64_t b)
  *   ways of them per K block (P.x_flood_ways) evicts the partial sums of that set,
  *   P.x_flood_trips times per column block (only the first column block's with the copy). */
 static double dram_by_sets(const struct target *t, struct tile tile, unsigned bucket, uint64_t n,
-                           uint64_t k, uint64_t l2_bytes, enum weights weights,
+                           uint64_t k, uint64_t l2_bytes, unsigned parts, enum weights weights,
                            enum loop_order order, uint64_t kc, uint64_t nc,
                            const struct x_copy *x_copy)
 {
     const int plain = weights == WEIGHTS_PLAIN;
-    const double m = bucket, line = (double)t->line;
+    const double m = bucket, line = (double)t->line, p = parts;
     const uint64_t pw = panel_width(t), np = ceil_div(n, pw) * pw;
-    const uint64_t blocks_n = ceil_div(n, nc), blocks_k = ceil_div(k, kc);
+    /* Each participant's piece of whole panels (runtime/dispatch.c's split); X is read once
+     * per column block of a piece: in rounds by all participants at once (x_copy->rounds), or
+     * by the one participant. */
+    const uint64_t piece = ceil_div(ceil_div(n, pw), parts) * pw;
+    const uint64_t blocks_n = ceil_div(piece < n ? piece : n, nc), blocks_k = ceil_div(k, kc);
     const uint64_t way = l2_bytes / t->l2_ways, sets = way / t->line;
     const double w = (double)np * (double)((k + 1) / 2) * 4, x = 2 * m * (double)k,
                  y = 4 * m * (double)n;
     const double partials = blocks_k > 1 ? 4 * m * (double)nc : 0;
-    const int copy = x_copy_applies(x_copy, bucket, n, 2 * k); /* one thread, X's rows K apart */
+    /* X's rows K apart; the copy counted on the piece's columns, or the call's when shared. */
+    const int copy = x_copy_applies(x_copy, bucket, x_copy->shared ? n : piece, 2 * k);
+    const double x_readers = x_copy->rounds ? 1 : p; /* who read X (or its copies) per round */
 
     double dram = w + 2 * y;
     /* Activations: all of X stays in the L2, or it is read once per column block. */
-    if (x + 2.0 * (double)nc * (double)k + partials <= P.l2_usable * (double)l2_bytes)
+    if (x + p * (2.0 * (double)nc * (double)k + partials) <= P.l2_usable * (double)l2_bytes)
         dram += x;
     else
-        dram += x * (double)blocks_n;
+        dram += x * (double)blocks_n * x_readers;
     if (copy)
-        dram += 2 * x;
+        dram += 2 * x * (x_copy->shared ? 1 : p);
 
     /* Lines per set of the weights of one K block (alias: every panel's in the same sets),
      * of the activations of one K block, of the widened block. */
@@ -168,26 +186,35 @@ static double dram_by_sets(const struct target *t, struct tile tile, unsigned bu
     }
     /* X's rows of a K block: whole lines of each row, or the copy's contiguous block. */
     double row_lines = 2.0 * (double)kc / line < 1 ? 1 : 2.0 * (double)kc / line;
-    double x_lines = copy ? 2 * m * (double)kc / (double)way : m * row_lines / (double)sets;
+    /* (Participants in step per round are not in step per K block: each holds its own K
+     * block of X, or of the copy, in the L2.) */
+    double x_lines = (copy ? 2 * m * (double)kc / (double)way : m * row_lines / (double)sets) * p;
     const double xf_block = 4 * (order == ORDER_STRIPS ? m : tile.rows) * (double)kc;
     double xf_lines = xf_block / (double)way;
+    /* Every participant's own: weights (pieces are whole panels apart: they alias alike),
+     * partial sums, arranged activations, plain rows' flood. */
+    w_lines *= p;
+    w2_lines *= p;
+    xf_lines *= p;
+    flood *= p;
     /* Reuse within a K block: tiles order reads the block's weights once per row tile (one
      * tile's partial sums and activations pass between); strips order reads the widened
      * block once per strip (a strip's weights pass between). */
     if (bucket > tile.rows) {
-        double tile_lines = 4.0 * tile.rows * (double)nc / (double)way + xf_lines;
+        double tile_lines = p * 4.0 * tile.rows * (double)nc / (double)way + xf_lines;
         if (order == ORDER_TILES && w_lines + tile_lines > ways)
             dram += w * (double)(ceil_div(bucket, tile.rows) - 1);
     }
     const uint64_t nr = t->vlen / 32 * tile.lmul;
     if (order == ORDER_STRIPS && nc > nr &&
-        xf_lines + (double)ceil_div(2 * kc * pw, way) + 4 * m * (double)nr / (double)way > ways)
+        xf_lines + p * ((double)ceil_div(2 * kc * pw, way) + 4 * m * (double)nr / (double)way) >
+            ways)
         dram += 2 * xf_block * (double)(nc / nr) * (double)blocks_k * (double)blocks_n;
     if (blocks_k == 1)
         return dram;
 
     /* Between two uses of a partial sum. */
-    double need = partials / (double)way + w2_lines + x_lines +
+    double need = p * partials / (double)way + w2_lines + x_lines +
                   (order == ORDER_STRIPS ? xf_lines : 0);
     if (need > ways)
         dram += 8 * m * (double)n * (double)(blocks_k - 1);
@@ -210,24 +237,30 @@ static double dram_by_sets(const struct target *t, struct tile tile, unsigned bu
     else if (need > ways - 1) /* a set filled to its last way leaks (see above) */
         dram += P.leak_trips * 8 * m * (double)n;
 
-    /* X's own rows flooding a set: all columns, or the first column block before the copy. */
+    /* X's own rows flooding a set: all columns, or the first column block of each piece before
+     * its copy (none before a shared copy: made row by row before the column loop). */
     uint64_t x_sets = way / gcd(2 * k, way);
     if (m * row_lines / (double)(x_sets < sets ? x_sets : sets) > ways * P.x_flood_ways)
-        dram += P.x_flood_trips * 8 * m * (double)(copy ? nc : n);
+        dram += P.x_flood_trips * 8 * m *
+                (!copy ? (double)n : x_copy->shared ? 0 : (double)nc * p);
     return dram;
 }
 
 struct blocking blocking_model(const struct target *t, struct tile tile, unsigned bucket,
-                               uint64_t n, uint64_t k, uint64_t l2_bytes, enum weights weights,
-                               enum loop_order order, uint64_t k_block, uint64_t col_block)
+                               uint64_t n, uint64_t k, uint64_t l2_bytes, unsigned parts,
+                               enum weights weights, enum loop_order order, uint64_t k_block,
+                               uint64_t col_block)
 {
+    if (parts < 1)
+        parts = 1;
     const double m = bucket, rows = tile.rows, vscale = P.design_vlen / (double)t->vlen;
     const uint64_t pw = panel_width(t), nr = t->vlen / 32 * tile.lmul;
     const uint64_t np = ceil_div(n, pw) * pw;
     const uint64_t kc = k_block < k ? k_block : k, nc = col_block < np ? col_block : np;
     const uint64_t blocks_n = ceil_div(n, nc), blocks_k = ceil_div(k, kc);
     const uint64_t tiles = ceil_div(bucket, tile.rows);
-    const double l2 = P.l2_usable * (double)l2_bytes;
+    /* Below BLOCKING_SET_ROWS rows: one participant's share of the L2 */
+    const double l2 = P.l2_usable * (double)(l2_bytes / parts);
     const double w = (double)np * (double)((k + 1) / 2) * 4, x = 2 * m * (double)k,
                  y = 4 * m * (double)n;
     const double partials = blocks_k > 1 ? 4 * m * (double)nc : 0;
@@ -235,10 +268,12 @@ struct blocking blocking_model(const struct target *t, struct tile tile, unsigne
     const double xf_block = 4 * (order == ORDER_STRIPS ? m : rows) * (double)kc;
 
     struct blocking b = {.order = order, .k_block = kc, .col_block = nc,
-                         .x_copy = blocking_x_copy(bucket, n, k, nc), .min_bytes = w + x + y};
+                         .x_copy = blocking_x_copy(bucket, n, k, nc, parts),
+                         .min_bytes = w + x + y};
     double dram;
     if (bucket >= BLOCKING_SET_ROWS)
-        dram = dram_by_sets(t, tile, bucket, n, k, l2_bytes, weights, order, kc, nc, &b.x_copy);
+        dram = dram_by_sets(t, tile, bucket, n, k, l2_bytes, parts, weights, order, kc, nc,
+                            &b.x_copy);
     else {
         dram = w + 2 * y;
         dram += x + 2.0 * (double)nc * (double)k + partials <= l2 ? x : x * (double)blocks_n;
@@ -308,7 +343,7 @@ static int better(const struct blocking *a, const struct blocking *b, const stru
 
 /* Calls fn for every candidate blocking. */
 static void each_candidate(const struct target *t, struct tile tile, unsigned bucket, uint64_t n,
-                           uint64_t k, uint64_t l2_bytes, enum weights weights,
+                           uint64_t k, uint64_t l2_bytes, unsigned parts, enum weights weights,
                            void (*fn)(const struct blocking *b, void *ctx), void *ctx)
 {
     const uint64_t pw = panel_width(t), np = ceil_div(n, pw) * pw;
@@ -331,8 +366,8 @@ static void each_candidate(const struct target *t, struct tile tile, unsigned bu
                     ((o == ORDER_STRIPS && kc > PLAIN_STRIP_BYTES / (2 * t->vlen / 32 * tile.lmul)) ||
                      (kc < k && 2 * kc % t->line != 0)))
                     continue;
-                struct blocking b = blocking_model(t, tile, bucket, n, k, l2_bytes, weights,
-                                                   (enum loop_order)o, kc, nc);
+                struct blocking b = blocking_model(t, tile, bucket, n, k, l2_bytes, parts,
+                                                   weights, (enum loop_order)o, kc, nc);
                 fn(&b, ctx);
             }
         }
@@ -356,11 +391,12 @@ static void keep_better(const struct blocking *b, void *ctx)
 }
 
 struct blocking blocking_choose(const struct target *t, struct tile tile, unsigned bucket,
-                                uint64_t n, uint64_t k, uint64_t l2_bytes, enum weights weights)
+                                uint64_t n, uint64_t k, uint64_t l2_bytes, unsigned parts,
+                                enum weights weights)
 {
     struct choice c = {weights, 1e30, {0}, 0};
-    each_candidate(t, tile, bucket, n, k, l2_bytes, weights, least_vwork, &c);
+    each_candidate(t, tile, bucket, n, k, l2_bytes, parts, weights, least_vwork, &c);
     c.vwork_limit *= P.vwork_slack;
-    each_candidate(t, tile, bucket, n, k, l2_bytes, weights, keep_better, &c);
+    each_candidate(t, tile, bucket, n, k, l2_bytes, parts, weights, keep_better, &c);
     return c.best;
 }

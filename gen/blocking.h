@@ -24,17 +24,24 @@ enum weights { WEIGHTS_PACKED = 0, WEIGHTS_PLAIN = 1 };
 #define BLOCKING_SET_ROWS 32
 
 /* When a call reads X's K blocks from a copy in scratch (struct gr_blocking's x_copy_*): a
- * row block of `rows` rows or more (0: never), a piece of `cols` columns or more, and X's rows
- * a multiple of `stride` bytes apart. */
+ * row block of `rows` rows or more (0: never), `cols` columns or more (of the participant's
+ * piece; of the whole call when shared), and X's rows a multiple of `stride` bytes apart.
+ * `shared`: one copy for the call, made by all its participants before the column loop and
+ * read by all (else each participant makes its own during its first column block); `rounds`:
+ * the participants walk their column blocks in step, one round per column block, so that the
+ * cores of a cluster read the same K block of the copy at about the same time (through their
+ * one L2). Both only in blockings for several participants on one L2 (parts > 1). */
 struct x_copy {
-    uint64_t rows, cols, stride;
+    uint64_t rows, cols, stride, shared, rounds;
 };
 
-/* The X copy of a blocking with column blocks of col_block, for plans of (N, K, bucket). */
-struct x_copy blocking_x_copy(unsigned bucket, uint64_t n, uint64_t k, uint64_t col_block);
+/* The X copy of a blocking with column blocks of col_block, for plans of (N, K, bucket) run
+ * by `parts` participants on one L2 (1: a core alone). */
+struct x_copy blocking_x_copy(unsigned bucket, uint64_t n, uint64_t k, uint64_t col_block,
+                              unsigned parts);
 
-/* Whether a call of `rows` rows, a piece of `cols` columns and X's rows ldx_bytes apart reads X
- * from its copy: what the driver does with the plan's fields. */
+/* Whether a call of `rows` rows, `cols` columns (the piece's, or the call's when c->shared) and
+ * X's rows ldx_bytes apart reads X from its copy: what the driver does with the plan's fields. */
 int x_copy_applies(const struct x_copy *c, uint64_t rows, uint64_t cols, uint64_t ldx_bytes);
 
 struct blocking {
@@ -53,14 +60,18 @@ struct blocking {
 /* Columns of one panel of packed weights at the target's VLEN: VLMAX(e32, m8). */
 uint64_t panel_width(const struct target *t);
 
-/* The model for one blocking (k_block and col_block as given, col_block whole panels). */
+/* The model for one blocking (k_block and col_block as given, col_block whole panels), the
+ * call's columns split into `parts` pieces run at once on one L2 of l2_bytes (1: a core
+ * alone). */
 struct blocking blocking_model(const struct target *t, struct tile tile, unsigned bucket,
-                               uint64_t n, uint64_t k, uint64_t l2_bytes, enum weights weights,
-                               enum loop_order order, uint64_t k_block, uint64_t col_block);
+                               uint64_t n, uint64_t k, uint64_t l2_bytes, unsigned parts,
+                               enum weights weights, enum loop_order order, uint64_t k_block,
+                               uint64_t col_block);
 
-/* The blocking of least modelled time with l2_bytes of L2, among K blocks of 16 .. 2048 and
- * K, and column blocks of whole panels up to N. */
+/* The blocking of least modelled time for `parts` participants on one L2 of l2_bytes, among K
+ * blocks of 16 .. 2048 and K, and column blocks of whole panels up to N. */
 struct blocking blocking_choose(const struct target *t, struct tile tile, unsigned bucket,
-                                uint64_t n, uint64_t k, uint64_t l2_bytes, enum weights weights);
+                                uint64_t n, uint64_t k, uint64_t l2_bytes, unsigned parts,
+                                enum weights weights);
 
 #endif

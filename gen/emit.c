@@ -193,9 +193,15 @@ static void blocking_comment(struct text *out, const char *what, uint64_t l2_kib
                 b->min_bytes / 1048576.0, b->vwork_per_mac, b->seconds * 1e3);
     if (b->x_copy.rows)
         text_printf(out, " *     X read from a copy by calls of %llu rows or more on %llu columns "
-                         "or more,\n *     X's rows a multiple of %llu bytes apart.\n",
+                         "or more,\n *     X's rows a multiple of %llu bytes apart%s.\n",
                     (unsigned long long)b->x_copy.rows, (unsigned long long)b->x_copy.cols,
-                    (unsigned long long)b->x_copy.stride);
+                    (unsigned long long)b->x_copy.stride,
+                    b->x_copy.shared ? "; one copy per call, made\n *     by all the threads "
+                                       "before the column loop" : "");
+    if (b->x_copy.rounds)
+        text_printf(out, " *     The threads walk their column blocks in rounds (one block "
+                         "each per round),\n *     so that a cluster's cores share X's K blocks "
+                         "in their L2.\n");
 }
 
 static int same_blockings(const struct blocking a[SHARES], const struct blocking b[SHARES])
@@ -203,7 +209,8 @@ static int same_blockings(const struct blocking a[SHARES], const struct blocking
     for (int i = 0; i < SHARES; i++)
         if (a[i].order != b[i].order || a[i].k_block != b[i].k_block ||
             a[i].col_block != b[i].col_block || a[i].x_copy.rows != b[i].x_copy.rows ||
-            a[i].x_copy.cols != b[i].x_copy.cols || a[i].x_copy.stride != b[i].x_copy.stride)
+            a[i].x_copy.cols != b[i].x_copy.cols || a[i].x_copy.stride != b[i].x_copy.stride ||
+            a[i].x_copy.shared != b[i].x_copy.shared || a[i].x_copy.rounds != b[i].x_copy.rounds)
             return 0;
     return 1;
 }
@@ -216,10 +223,13 @@ static void blocking_field(struct text *out, const char *field, const struct blo
     for (int i = 0; i < SHARES; i++)
         text_printf(out, "        [%s] = {.order = %s, .k_block = %llu, .col_block = %llu,\n"
                          "            .x_copy_rows = %llu, .x_copy_cols = %llu, "
-                         ".x_copy_stride = %llu},\n",
+                         ".x_copy_stride = %llu,\n"
+                         "            .x_copy_shared = %llu, .col_rounds = %llu},\n",
                     share_names[i], order_names[b[i].order], (unsigned long long)b[i].k_block,
                     (unsigned long long)b[i].col_block, (unsigned long long)b[i].x_copy.rows,
-                    (unsigned long long)b[i].x_copy.cols, (unsigned long long)b[i].x_copy.stride);
+                    (unsigned long long)b[i].x_copy.cols, (unsigned long long)b[i].x_copy.stride,
+                    (unsigned long long)b[i].x_copy.shared,
+                    (unsigned long long)b[i].x_copy.rounds);
     text_printf(out, "    },\n");
 }
 
@@ -270,14 +280,13 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                 r->tile.rows, r->tile.lmul, (unsigned long long)(t->vlen / 32 * r->tile.lmul),
                 tile_vregs(r->tile));
     blocking_comment(out, "alone", t->l2_kib, &r->blocking[SHARE_ALONE]);
-    blocking_comment(out, "sharing the L2", t->l2_kib / t->l2_cores,
-                     &r->blocking[SHARE_CLUSTER]);
+    blocking_comment(out, "the cores of a cluster at once", t->l2_kib, &r->blocking[SHARE_CLUSTER]);
     if (same_blockings(r->plain, r->blocking)) {
         text_printf(out, " *   plain [N, K] weights: the same blockings.\n");
     } else {
         /* Their rows flood the few L2 sets they fall in (gen/blocking.c). */
         blocking_comment(out, "plain [N, K] weights alone", t->l2_kib, &r->plain[SHARE_ALONE]);
-        blocking_comment(out, "plain [N, K] weights sharing the L2", t->l2_kib / t->l2_cores,
+        blocking_comment(out, "plain [N, K] weights, the cores of a cluster", t->l2_kib,
                          &r->plain[SHARE_CLUSTER]);
     }
     text_printf(out, " * Every ISA variant runs this plan with its own tiles of this shape "
@@ -321,10 +330,12 @@ static void json_blocking(struct text *out, const struct blocking *b)
 {
     text_printf(out, "{\"order\": \"%s\", \"k_block\": %llu, \"col_block\": %llu, "
                      "\"x_copy_rows\": %llu, \"x_copy_cols\": %llu, \"x_copy_stride\": %llu, "
+                     "\"x_copy_shared\": %llu, \"col_rounds\": %llu, "
                      "\"dram_per_min\": %.3f, \"vwork_per_mac\": %.4f}",
                 b->order == ORDER_STRIPS ? "strips" : "tiles", (unsigned long long)b->k_block,
                 (unsigned long long)b->col_block, (unsigned long long)b->x_copy.rows,
                 (unsigned long long)b->x_copy.cols, (unsigned long long)b->x_copy.stride,
+                (unsigned long long)b->x_copy.shared, (unsigned long long)b->x_copy.rounds,
                 b->dram_bytes / b->min_bytes, b->vwork_per_mac);
 }
 
@@ -520,8 +531,8 @@ out:
 }
 
 /* One line of the plans table: a name, the tile, then each share's blocking; its X column is
- * the rows from which the plan's call on all n columns, one thread, X's rows k apart, reads X
- * from a copy ("-": never). */
+ * the rows from which the plan's call on all n columns, X's rows k apart, reads X from a copy
+ * ("-": never; "s": one copy shared by the threads, "r": column blocks in rounds). */
 static void explain_blockings(FILE *out, const char *name, const char *tile, uint64_t n,
                               uint64_t k, const struct blocking b[SHARES])
 {
@@ -529,8 +540,9 @@ static void explain_blockings(FILE *out, const char *name, const char *tile, uin
     for (int j = 0; j < SHARES; j++) {
         char x_copy[24] = "-";
         if (x_copy_applies(&b[j].x_copy, b[j].x_copy.rows, n, 2 * k))
-            snprintf(x_copy, sizeof x_copy, "%llu", (unsigned long long)b[j].x_copy.rows);
-        fprintf(out, "  %-6s %5llu %6llu %3s %6.2f %7.4f",
+            snprintf(x_copy, sizeof x_copy, "%llu%s%s", (unsigned long long)b[j].x_copy.rows,
+                     b[j].x_copy.shared ? "s" : "", b[j].x_copy.rounds ? "r" : "");
+        fprintf(out, "  %-6s %5llu %6llu %4s %6.2f %7.4f",
                 b[j].order == ORDER_STRIPS ? "strips" : "tiles", (unsigned long long)b[j].k_block,
                 (unsigned long long)b[j].col_block, x_copy, b[j].dram_bytes / b[j].min_bytes,
                 b[j].vwork_per_mac);
@@ -558,12 +570,13 @@ void print_explain(FILE *out, const struct shapes *s, const struct plan *p)
     if (p->row_count == 0)
         return;
     const struct target *t = &p->target;
-    fprintf(out, "\nplans for VLEN %llu, L2 %llu KiB alone / %llu KiB shared by %llu cores "
-                 "(DRAM is modelled bytes over the minimum;\nX: rows from which one thread's "
-                 "call reads X from a copy, X's rows K apart):\n",
+    fprintf(out, "\nplans for VLEN %llu, L2 %llu KiB: a core alone / its %llu cores at once "
+                 "(DRAM is modelled bytes over the minimum;\nX: rows from which the call reads "
+                 "X from a copy, X's rows K apart; s: one copy for all threads,\nr: column "
+                 "blocks in rounds):\n",
             (unsigned long long)t->vlen, (unsigned long long)t->l2_kib,
-            (unsigned long long)(t->l2_kib / t->l2_cores), (unsigned long long)t->l2_cores);
-    fprintf(out, "%-34s %5s  %-6s %5s %6s %3s %6s %7s  %-6s %5s %6s %3s %6s %7s\n", "plan",
+            (unsigned long long)t->l2_cores);
+    fprintf(out, "%-34s %5s  %-6s %5s %6s %4s %6s %7s  %-6s %5s %6s %4s %6s %7s\n", "plan",
             "tile", "order", "KC", "NC", "X", "DRAM", "vwork", "order", "KC", "NC", "X", "DRAM",
             "vwork");
     for (size_t i = 0; i < p->row_count; i++) {

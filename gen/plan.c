@@ -24,17 +24,18 @@ static int row_cmp(const void *pa, const void *pb)
 static void plan_row_fill(struct plan_row *r, const struct target *t)
 {
     r->tile = tile_choose(r->bucket);
-    uint64_t l2 = t->l2_kib * 1024;
-    const uint64_t l2_share[SHARES] = {l2, l2 / t->l2_cores};
+    const uint64_t l2 = t->l2_kib * 1024;
+    /* A core alone on its L2, and every core of a cluster on it (l2_cores participants). */
+    const unsigned parts[SHARES] = {1, (unsigned)t->l2_cores};
     for (int i = 0; i < SHARES; i++) {
         r->blocking[i] =
-            blocking_choose(t, r->tile, r->bucket, r->n, r->k, l2_share[i], WEIGHTS_PACKED);
+            blocking_choose(t, r->tile, r->bucket, r->n, r->k, l2, parts[i], WEIGHTS_PACKED);
         /* Below BLOCKING_SET_ROWS rows the model has no term in which plain weights differ
          * (a strip's rows are read once, into L1, and little else is live in the L2): they
          * run the packed blocking, with the driver's cut of a strip's K block. */
         r->plain[i] = r->bucket < BLOCKING_SET_ROWS
                           ? r->blocking[i]
-                          : blocking_choose(t, r->tile, r->bucket, r->n, r->k, l2_share[i],
+                          : blocking_choose(t, r->tile, r->bucket, r->n, r->k, l2, parts[i],
                                             WEIGHTS_PLAIN);
     }
     plan_name(r->name, sizeof r->name, r->bucket, r->n, r->k);

@@ -53,7 +53,9 @@ static struct layout layout_of(const struct gr_drive *d)
     l.x_f = gr_align_up(partials);
     l.words = l.x_f + gr_align_up(x_f);
     l.x_copy = l.words + gr_align_up(words);
-    size_t x_copy = d->blocking.x_copy_rows ? (size_t)p->bucket * p->k * sizeof(uint16_t) : 0;
+    size_t x_copy = d->blocking.x_copy_rows && !d->blocking.x_copy_shared
+                        ? (size_t)p->bucket * p->k * sizeof(uint16_t)
+                        : 0;
     l.x_carry = l.x_copy + gr_align_up(x_copy);
     l.bytes = l.x_carry + gr_align_up((size_t)p->bucket * sizeof(uint16_t));
     return l;
@@ -196,8 +198,25 @@ static void tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t
 int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end)
 {
     const struct gr_blocking *b = &d->blocking;
-    return b->x_copy_rows && d->rows >= b->x_copy_rows && col_end - col_begin >= b->x_copy_cols &&
+    return b->x_copy_rows && !b->x_copy_shared && d->rows >= b->x_copy_rows &&
+           col_end - col_begin >= b->x_copy_cols &&
            d->ldx * sizeof(uint16_t) % b->x_copy_stride == 0;
+}
+
+/* One copy for the call: read by every participant, its columns counted on the call's. */
+int gr_drive_shares_x(const struct gr_drive *d, size_t n)
+{
+    const struct gr_blocking *b = &d->blocking;
+    return b->x_copy_rows && b->x_copy_shared && d->rows >= b->x_copy_rows &&
+           n >= b->x_copy_cols && d->ldx * sizeof(uint16_t) % b->x_copy_stride == 0;
+}
+
+size_t gr_drive_shared_bytes(const struct gr_drive *d)
+{
+    const struct gr_blocking *b = &d->blocking;
+    return b->x_copy_rows && b->x_copy_shared
+               ? (size_t)d->plan->bucket * d->plan->k * sizeof(uint16_t)
+               : 0;
 }
 
 /* The K blocks d walks: the plan's, shifted so that the rows they are cut from (W's for plain
@@ -228,6 +247,18 @@ static void copy_x(const struct gr_drive *d, uint16_t *block, uint16_t *carry, s
     }
 }
 
+void gr_drive_copy_x_rows(const struct gr_drive *d, uint16_t *copy, size_t r0, size_t r1)
+{
+    const struct gr_k_blocks kb = k_blocks_of(d);
+    const size_t k = d->plan->k;
+    for (size_t r = r0; r < r1; r++) /* each row read once along K, so no carry is needed */
+        for (size_t k0 = 0, k1; k0 < k; k0 = k1) {
+            k1 = gr_k_block_end(&kb, k0);
+            memcpy(copy + k0 * d->rows + r * (k1 - k0), d->x + r * d->ldx + k0,
+                   (k1 - k0) * sizeof(uint16_t));
+        }
+}
+
 void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end, void *scratch)
 {
     const struct layout l = layout_of(d);
@@ -240,9 +271,10 @@ void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end
     const int y_partials = gr_y_from_partials((uintptr_t)d->y, d->ldy * y_bytes,
                                               d->strip * y_bytes, strips, kb.first < k ? 2 : 1);
 
-    uint16_t *x_c = gr_drive_copies_x(d, col_begin, col_end)
-                        ? (uint16_t *)(void *)((char *)scratch + l.x_copy)
-                        : NULL;
+    const int own_copy = !d->x_copy && gr_drive_copies_x(d, col_begin, col_end);
+    const uint16_t *x_c = d->x_copy ? d->x_copy
+                          : own_copy ? (const uint16_t *)(void *)((char *)scratch + l.x_copy)
+                                     : NULL;
     struct gr_drive copied = *d;
     const struct gr_drive *dd = x_c ? &copied : d;
     struct work w = {partials, (char *)scratch + l.x_f, (char *)scratch + l.words,
@@ -263,8 +295,9 @@ void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end
             y_done = col;
             w.y_done = k1 == k && y_partials ? &y_done : NULL;
             if (x_c) { /* the block's rows at x_c + k0 * rows, a.kc apart */
-                if (col == col_begin)
-                    copy_x(d, x_c + k0 * d->rows, x_carry, k0, k1);
+                if (own_copy && col == col_begin)
+                    copy_x(d, (uint16_t *)(void *)((char *)scratch + l.x_copy) + k0 * d->rows,
+                           x_carry, k0, k1);
                 copied.x = x_c + k0 * d->rows - k0; /* the loops index X at k0 */
                 copied.ldx = a.kc;
             }

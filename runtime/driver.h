@@ -27,6 +27,8 @@ struct gr_drive {
     void *y;                     /* the block's first row of Y */
     size_t ldy;
     int y_bf16;
+    const uint16_t *x_copy;      /* the call's shared copy of the block's X (gr_drive_shares_x),
+                                    made by gr_drive_copy_x_rows; NULL: none */
 };
 
 /* Fills in the block sizes of d from its plan, the variant that runs it and the blocking of L2
@@ -35,9 +37,19 @@ struct gr_drive {
 void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
                    const struct gr_variant *variant, int share, size_t panel_width, int packed);
 
-/* Whether gr_drive_columns(d, col_begin, col_end, ...) reads X from a copy in scratch: as the
- * blocking's x_copy_* fields say. */
+/* Whether gr_drive_columns(d, col_begin, col_end, ...) reads X from a copy of its own in
+ * scratch: as the blocking's x_copy_* fields say (never when the copy is shared). */
 int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end);
+
+/* Whether a call of n columns reads d's row block of X from one copy shared by its
+ * participants (the blocking's x_copy_shared and x_copy_* fields), and the bytes of that copy
+ * (bucket x K BF16; 0 when the blocking never shares one). */
+int gr_drive_shares_x(const struct gr_drive *d, size_t n);
+size_t gr_drive_shared_bytes(const struct gr_drive *d);
+
+/* Rows [r0, r1) of d's row block of X into the shared copy at `copy`, cut into the K blocks
+ * d walks, each block's rows one after the other (as the own copy). */
+void gr_drive_copy_x_rows(const struct gr_drive *d, uint16_t *copy, size_t r0, size_t r1);
 
 /* Scratch bytes one participant needs for d (a row block of plan->bucket rows at most). */
 size_t gr_drive_bytes(const struct gr_drive *d);

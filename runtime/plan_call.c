@@ -1,5 +1,9 @@
 /* A call served by a plan: every row block of the plan's bucket over all the columns, the
- * columns split over the threads, each piece walked by the driver in scratch of its own. */
+ * columns split over the threads, each piece walked by the driver in scratch of its own. When
+ * the blocking says so (gen/blocking.c's blocking_x_copy) the threads first copy the row
+ * block's X once for the call, a share of the rows each, and then walk their pieces' column
+ * blocks in rounds, one block each per round, so that the cores of a cluster read the copy's
+ * K blocks at about the same time; each gr_parallel_for is a barrier. */
 #include "cpu.h"
 #include "dispatch.h"
 #include "driver.h"
@@ -10,7 +14,9 @@
 
 struct plan_context {
     struct gr_drive drive;
-    size_t n, piece_cols;
+    size_t n, piece_cols, pieces;
+    size_t round;              /* the column block of each piece this round, with rounds */
+    uint16_t *x_copy;          /* the shared copy of X, in the scratch's shared part */
     struct gr_scratch scratch; /* one piece per column piece */
 };
 
@@ -19,6 +25,25 @@ static void drive_piece(void *ctx, size_t i)
     const struct plan_context *p = ctx;
     size_t begin = i * p->piece_cols, end = begin + p->piece_cols;
     gr_drive_columns(&p->drive, begin, end < p->n ? end : p->n, gr_scratch_piece(&p->scratch, i));
+}
+
+/* Column block p->round of piece i. */
+static void drive_round(void *ctx, size_t i)
+{
+    const struct plan_context *p = ctx;
+    size_t piece_end = (i + 1) * p->piece_cols < p->n ? (i + 1) * p->piece_cols : p->n;
+    size_t begin = i * p->piece_cols + p->round * p->drive.col_block;
+    size_t end = begin + p->drive.col_block < piece_end ? begin + p->drive.col_block : piece_end;
+    if (begin < end)
+        gr_drive_columns(&p->drive, begin, end, gr_scratch_piece(&p->scratch, i));
+}
+
+/* Share i of the rows of the shared copy of X. */
+static void copy_rows(void *ctx, size_t i)
+{
+    const struct plan_context *p = ctx;
+    const size_t rows = p->drive.rows;
+    gr_drive_copy_x_rows(&p->drive, p->x_copy, rows * i / p->pieces, rows * (i + 1) / p->pieces);
 }
 
 gemm_rvv_status gr_run_plan(const struct gr_call *c, const struct gr_plan *plan)
@@ -39,14 +64,27 @@ gemm_rvv_status gr_run_plan(const struct gr_call *c, const struct gr_plan *plan)
     d->bias = c->bias;
     d->ldy = c->ldy;
     d->y_bf16 = c->y_bf16;
-    size_t pieces = gr_split_columns(w->n, panel_width, &p.piece_cols);
-    if (gr_scratch_take(&p.scratch, 0, pieces, gr_drive_bytes(d)) != 0)
+    d->x_copy = NULL;
+    p.pieces = gr_split_columns(w->n, panel_width, &p.piece_cols);
+    if (gr_scratch_take(&p.scratch, gr_drive_shared_bytes(d), p.pieces, gr_drive_bytes(d)) != 0)
         return GEMM_RVV_ERR_NOMEM;
+    const size_t rounds = (p.piece_cols + d->col_block - 1) / d->col_block;
     for (size_t row = 0; row < c->m; row += plan->bucket) {
         d->x = c->x + row * c->ldx;
         d->rows = c->m - row < plan->bucket ? c->m - row : plan->bucket;
         d->y = gr_y_row(c->y, row, c->ldy, c->y_bf16);
-        gr_parallel_for(pieces, drive_piece, &p);
+        d->x_copy = NULL;
+        if (gr_drive_shares_x(d, w->n)) {
+            p.x_copy = gr_scratch_shared(&p.scratch);
+            gr_parallel_for(p.pieces, copy_rows, &p);
+            d->x_copy = p.x_copy;
+        }
+        if (d->blocking.col_rounds) {
+            for (p.round = 0; p.round < rounds; p.round++)
+                gr_parallel_for(p.pieces, drive_round, &p);
+        } else {
+            gr_parallel_for(p.pieces, drive_piece, &p);
+        }
     }
     gr_scratch_give_back(&p.scratch);
     return GEMM_RVV_OK;

@@ -13,10 +13,24 @@
  * where PLACEMENT puts them, as measure/dram/placement.h places them for the plugin's runs, and
  * the K blocks and X's copy follow them by the driver's own rules (runtime/lines.c).
  *
- *   make bench-replay REPLAY_ARGS="M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]"
+ * A call on T threads (threads=T) is replayed as runtime/plan_call.c runs it: the columns
+ * split into pieces of whole panels as gr_split_columns splits them, participant i on piece i,
+ * each with its own L1 and scratch, four to an L2 (the K1's clusters: 8 threads, two L2s; the
+ * DRAM traffic is the sum of both L2s'); the participants run as coroutines, 64 accesses each
+ * in turn (skew=S: participant i takes 64 + i S, cores of unequal speed), and wait for each
+ * other where the runtime's gr_parallel_for does (after the shared copy of X, after each round
+ * of column blocks). Whether X is copied (each participant's own copy, or one for the call)
+ * and whether column blocks go in rounds is the generator's rule (blocking_x_copy) for the
+ * blocking the runtime takes, a core alone on one thread, the cores of a cluster on more;
+ * x= and rounds= force them.
+ *
+ *   make bench-replay REPLAY_ARGS="M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]
+ *                                  [threads=T] [x=plan|none|own|shared] [rounds=plan|0|1]
+ *                                  [skew=S]"
  * (PLACEMENT: aligned (the default), malloc or page+B) prints the DRAM bytes over the minimum
  * and the megabytes filled and written back per buffer. */
 #include <stdint.h>
+#include <ucontext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,37 +43,82 @@
 #define PAGE 4096 /* where placement.h's page+B and malloc placements count from */
 #define CHUNK 64  /* BF16 weights of a plain row that one pack load takes (e16m4) */
 
+enum x_copy_mode { X_NONE, X_OWN, X_SHARED };
+
 enum buffer { B_W, B_X, B_Y, B_PARTIALS, B_X_F, B_WORDS, B_X_COPY, B_X_CARRY, B_END };
 static const char *const buffer_names[B_END] = {"weights", "x",      "y",      "partials",
                                                 "x_f",     "words",  "x_copy", "x_carry"};
 
+/* Participants of a call (cores): each its own L1 and scratch, its cluster's L2 shared with the
+ * other participants of that cluster (CLUSTER of them, as the K1's four cores share one
+ * 512 KiB L2). They run as coroutines, each QUANTUM accesses in turn, to mimic cores running at
+ * once at the same speed. */
+#define MAX_PARTS 16
+#define CLUSTER 4
+#ifndef QUANTUM
+#define QUANTUM 64 /* accesses per turn (cc -DQUANTUM=... to try others) */
+#endif
+
 struct replay {
-    struct cache_sim sim;
-    uint64_t base[B_END + 1]; /* each buffer's first byte, in address order */
-    double filled[B_END], written[B_END];
+    struct cache_sim sim;     /* its L1; l2[0] shares its cluster's L2's arrays (mirror) */
+    struct cache_level *l2;   /* its cluster's L2: the clock and counters between turns */
+    uint64_t base[B_END];     /* each buffer's first byte (scratch: its own, or the call's) */
+    uint64_t steps, quantum;
+    uint64_t blocks_done;     /* column blocks finished */
+    ucontext_t ctx;
+    int finished;
 };
+
+/* Every buffer of the call as an address range, in address order, for the DRAM hook. */
+static struct {
+    uint64_t start[B_END * MAX_PARTS + B_END];
+    int buffer[B_END * MAX_PARTS + B_END];
+    int count;
+    double filled[B_END], written[B_END];
+} traffic;
+
+static void add_range(uint64_t start, int buffer)
+{
+    traffic.start[traffic.count] = start;
+    traffic.buffer[traffic.count++] = buffer;
+}
 
 static void on_dram(void *ctx, size_t l2, uint64_t addr, int is_write)
 {
-    struct replay *r = ctx;
+    (void)ctx;
     (void)l2;
-    int b = 0;
-    while (b < B_END - 1 && addr >= r->base[b + 1])
-        b++;
+    int lo = 0, hi = traffic.count - 1; /* the last range starting at or before addr */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (traffic.start[mid] <= addr)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    int b = traffic.buffer[lo];
     if (is_write)
-        r->written[b] += 64;
+        traffic.written[b] += 64;
     else
-        r->filled[b] += 64;
+        traffic.filled[b] += 64;
 }
+
+static ucontext_t scheduler;
+
+/* Lets the next participant run. */
+static void yield(struct replay *r) { swapcontext(&r->ctx, &scheduler); }
 
 static void load(struct replay *r, uint64_t addr, uint64_t bytes)
 {
     cache_sim_access(&r->sim, addr, bytes, 0);
+    if (++r->steps % r->quantum == 0)
+        yield(r);
 }
 
 static void store(struct replay *r, uint64_t addr, uint64_t bytes)
 {
     cache_sim_access(&r->sim, addr, bytes, 1);
+    if (++r->steps % r->quantum == 0)
+        yield(r);
 }
 
 static uint64_t align64(uint64_t a) { return (a + 63) / 64 * 64; }
@@ -68,7 +127,11 @@ static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 struct call {
     uint64_t m, n, k, kc, nc;
     uint64_t tile_rows, strip; /* the tile's rows, its columns: VLMAX(e32, LMUL) at VLEN 256 */
-    int tiles_outer, plain, copy_x;
+    uint64_t col_begin, col_end; /* the participant's piece of the columns */
+    int tiles_outer, plain;
+    int rounds;                  /* the participants wait for each other after each column block */
+    int copy_x;                  /* X from a copy: X_OWN, made in the first column block, or
+                                    X_SHARED, one for the call, made before the column loop */
     int y_partials;              /* Y finished from the partial sums (gr_y_from_partials) */
     struct gr_k_blocks k_blocks; /* as the driver walks them (runtime/lines.h) */
 };
@@ -180,18 +243,32 @@ static void finish_y(struct replay *r, const struct call *c, uint64_t col0, uint
         }
 }
 
+/* The shared copy of X (X_SHARED), before the column loop: rows [r0, r1) of X, each read
+ * once along K and cut into the K blocks (runtime/driver.c's gr_drive_copy_x_rows). */
+static void copy_x_rows(struct replay *r, const struct call *c, uint64_t r0, uint64_t r1)
+{
+    for (uint64_t i = r0; i < r1; i++)
+        for (uint64_t k0 = 0, k1; k0 < c->k; k0 = k1) {
+            k1 = gr_k_block_end(&c->k_blocks, k0);
+            load(r, r->base[B_X] + (i * c->k + k0) * 2, (k1 - k0) * 2);
+            store(r, r->base[B_X_COPY] + (k0 * c->m + i * (k1 - k0)) * 2, (k1 - k0) * 2);
+        }
+}
+
+static void wait_round(struct replay *r);
+
 static void replay_call(struct replay *r, const struct call *c)
 {
     const uint64_t pairs = (c->k + 1) / 2;
-    for (uint64_t col0 = 0; col0 < c->n; col0 += c->nc) {
-        uint64_t cols = min_u64(c->nc, c->n - col0), y_done = col0;
+    for (uint64_t col0 = c->col_begin; col0 < c->col_end; col0 += c->nc) {
+        uint64_t cols = min_u64(c->nc, c->col_end - col0), y_done = col0;
         for (uint64_t k0 = 0, k1; k0 < c->k; k0 = k1) {
             k1 = gr_k_block_end(&c->k_blocks, k0);
             uint64_t kc = k1 - k0;
             int first = k0 == 0, last = k1 == c->k;
             uint64_t x = r->base[B_X] + k0 * 2, ldx = c->k * 2;
             if (c->copy_x) { /* the block's rows one after the other, copied in the first block */
-                if (col0 == 0)
+                if (col0 == c->col_begin && c->copy_x == X_OWN)
                     copy_x(r, c, k0, k1);
                 x = r->base[B_X_COPY] + k0 * c->m * 2;
                 ldx = kc * 2;
@@ -244,6 +321,9 @@ static void replay_call(struct replay *r, const struct call *c)
         }
         if (c->y_partials)
             finish_y(r, c, col0, y_done, col0 + cols);
+        r->blocks_done++;
+        if (c->rounds)
+            wait_round(r);
     }
 }
 
@@ -268,16 +348,96 @@ static int placement_offset(const char *placement, uint64_t element, uint64_t *o
     return 0;
 }
 
+static struct replay parts[MAX_PARTS];
+static struct call calls[MAX_PARTS];
+static int current, part_count, arrived;
+
+/* Waits until every participant has finished as many column blocks as r, or all of its own. */
+static void wait_round(struct replay *r)
+{
+    for (int i = 0; i < part_count; i++)
+        while (!parts[i].finished && parts[i].blocks_done < r->blocks_done)
+            yield(r);
+}
+
+/* Keeps the scalars of a participant's mirror of its cluster's L2 in step with the others'. */
+static void enter(struct replay *r)
+{
+    r->sim.l2[0].clock = r->l2->clock;
+    r->sim.l2[0].fills = r->l2->fills;
+    r->sim.l2[0].writebacks = r->l2->writebacks;
+}
+
+static void leave(struct replay *r)
+{
+    r->l2->clock = r->sim.l2[0].clock;
+    r->l2->fills = r->sim.l2[0].fills;
+    r->l2->writebacks = r->sim.l2[0].writebacks;
+}
+
+/* One participant: its share of the shared copy of X and the wait for the others (the
+ * runtime's first parallel loop), then its piece of the columns. */
+static void part_main(void)
+{
+    const int i = current;
+    struct replay *r = &parts[i];
+    const struct call *c = &calls[i];
+    if (c->copy_x == X_SHARED) {
+        copy_x_rows(r, c, c->m * (uint64_t)i / (uint64_t)part_count,
+                    c->m * (uint64_t)(i + 1) / (uint64_t)part_count);
+        arrived++;
+        while (arrived < part_count)
+            yield(r);
+    }
+    replay_call(r, c);
+    r->finished = 1;
+}
+
+/* r's coroutine, to start at part_main and end back in the scheduler. */
+static void make_part(struct replay *r, int i)
+{
+    static char stacks[MAX_PARTS][1 << 16];
+    getcontext(&r->ctx);
+    r->ctx.uc_stack.ss_sp = stacks[i];
+    r->ctx.uc_stack.ss_size = sizeof stacks[i];
+    r->ctx.uc_link = &scheduler;
+    makecontext(&r->ctx, part_main, 0);
+}
+
+static const char *const x_copy_names[] = {"none", "own", "shared"};
+
 int main(int argc, char **argv)
 {
-    const char *placement = argc == 10 ? argv[9] : "aligned";
+    const char *const placement_default = "aligned";
+    const char *placement = placement_default, *x_arg = "plan", *rounds_arg = "plan";
     uint64_t off_x = 0, off_w = 0, off_y = 0;
-    if ((argc != 9 && argc != 10) || (strcmp(argv[4], "strips") && strcmp(argv[4], "tiles")) ||
+    unsigned long threads = 1, skew = 0;
+    int bad = 0;
+    for (int i = 9; i < argc; i++) {
+        if (!strncmp(argv[i], "threads=", 8))
+            threads = strtoul(argv[i] + 8, NULL, 10);
+        else if (!strncmp(argv[i], "x=", 2))
+            x_arg = argv[i] + 2;
+        else if (!strncmp(argv[i], "rounds=", 7))
+            rounds_arg = argv[i] + 7;
+        else if (!strncmp(argv[i], "skew=", 5))
+            skew = strtoul(argv[i] + 5, NULL, 10);
+        else if (placement == placement_default)
+            placement = argv[i];
+        else
+            bad = 1;
+    }
+    if (argc < 9 || bad ||
+        (strcmp(rounds_arg, "plan") && strcmp(rounds_arg, "0") && strcmp(rounds_arg, "1")) || (strcmp(argv[4], "strips") && strcmp(argv[4], "tiles")) ||
         (strcmp(argv[7], "packed") && strcmp(argv[7], "plain")) ||
         placement_offset(placement, 2, &off_x) || placement_offset(placement, 2, &off_w) ||
-        placement_offset(placement, 4, &off_y)) {
+        placement_offset(placement, 4, &off_y) || threads < 1 || threads > MAX_PARTS ||
+        (strcmp(x_arg, "plan") && strcmp(x_arg, "none") && strcmp(x_arg, "own") &&
+         strcmp(x_arg, "shared"))) {
         fprintf(stderr, "usage: %s M N K strips|tiles KC NC packed|plain L2_KB "
-                        "[aligned|malloc|page+B (B even, below %d)]\n", argv[0], PAGE);
+                        "[aligned|malloc|page+B (B even, below %d)] [threads=1..%d] "
+                        "[x=plan|none|own|shared] [rounds=plan|0|1] [skew=S]\n",
+                argv[0], PAGE, MAX_PARTS);
         return 2;
     }
     struct call c = {0};
@@ -303,26 +463,29 @@ int main(int argc, char **argv)
         uint64_t most = PLAIN_STRIP_BYTES / (2 * c.strip) / 2 * 2;
         c.kc = min_u64(c.kc, most < 2 ? 2 : most);
     }
-    /* Whether the driver copies X: the generator's rule for a plan of M rows (gen/blocking.c). */
-    const struct x_copy x_copy = blocking_x_copy((unsigned)c.m, c.n, c.k, c.nc);
-    c.copy_x = x_copy_applies(&x_copy, c.m, c.n, 2 * c.k);
-
-    static struct replay r;
-    const char *why = NULL;
-    if (cache_level_init(&r.sim.l1, 32 * 1024, 8, 64, &why) ||
-        cache_level_init(&r.sim.l2[0], l2_kb * 1024, 16, 64, &why)) {
-        fprintf(stderr, "driver_replay: %s\n", why);
-        return 2;
-    }
-    r.sim.l2_count = 1;
-    cache_sim_reset(&r.sim);
-    r.sim.hook = on_dram;
-    r.sim.hook_ctx = &r;
+    /* The columns split over the threads as runtime/dispatch.c's gr_split_columns splits them:
+     * whole panels, participant i on piece i, CLUSTER participants to an L2. */
+    uint64_t panels = (c.n + PANEL - 1) / PANEL, pieces = min_u64(threads, panels);
+    uint64_t per_piece = (panels + pieces - 1) / pieces, piece_cols = per_piece * PANEL;
+    part_count = (int)((panels + per_piece - 1) / per_piece);
+    /* Whether the driver copies X, and whether the participants walk their column blocks in
+     * rounds: the generator's rule for a plan of M rows (gen/blocking.c) in the blocking the
+     * runtime takes, for a core alone with one thread, else for the CLUSTER cores of an L2;
+     * unless forced. */
+    const struct x_copy x_copy =
+        blocking_x_copy((unsigned)c.m, c.n, c.k, c.nc, threads > 1 ? CLUSTER : 1);
+    if (!strcmp(x_arg, "plan"))
+        c.copy_x = !x_copy_applies(&x_copy, c.m, x_copy.shared ? c.n : min_u64(piece_cols, c.n),
+                                   2 * c.k) ? X_NONE : x_copy.shared ? X_SHARED : X_OWN;
+    else
+        c.copy_x = !strcmp(x_arg, "own") ? X_OWN : !strcmp(x_arg, "shared") ? X_SHARED : X_NONE;
+    c.rounds = !strcmp(rounds_arg, "plan") ? (int)x_copy.rounds : !strcmp(rounds_arg, "1");
 
     /* The caller's buffers apart, each where the placement puts it in its first page (the
-     * same layout whatever the placement, so that only the offsets differ); scratch as the
-     * driver lays it out (runtime/driver.c). */
-    uint64_t np = (c.n + PANEL - 1) / PANEL * PANEL, blocks_k = (c.k + c.kc - 1) / c.kc;
+     * same layout whatever the placement, so that only the offsets differ); then the call's
+     * scratch as runtime/plan_call.c takes it: the shared part (the shared copy of X), then
+     * one piece per participant, laid out as runtime/driver.c lays it out. */
+    uint64_t np = panels * PANEL, blocks_k = (c.k + c.kc - 1) / c.kc;
     uint64_t sizes[B_END] = {
         np * ((c.k + 1) / 2) * 4,
         c.m * c.k * 2,
@@ -330,31 +493,86 @@ int main(int argc, char **argv)
         blocks_k > 1 ? c.m * c.nc * 4 : 0,
         (c.tiles_outer ? c.tile_rows : c.m) * c.kc * 4,
         c.plain ? c.kc * (c.tiles_outer ? c.nc : c.strip) * 2 : 0,
-        c.copy_x ? c.m * c.k * 2 : 0,
+        c.copy_x == X_OWN || (x_copy.rows && !x_copy.shared && c.copy_x == X_NONE)
+            ? c.m * c.k * 2 : 0, /* the driver's layout: a piece's own copy where it may copy */
         c.m * 2,
     };
     const uint64_t offsets[B_END] = {c.plain ? off_w : 0, off_x, off_y};
-    uint64_t at = 1ull << 32;
-    for (int b = 0; b < B_END; b++) {
-        r.base[b] = at + offsets[b];
-        at = align64(at + sizes[b]) + (b < B_PARTIALS ? (1u << 20) + PAGE : 0);
+    uint64_t at = 1ull << 32, base[B_END];
+    for (int b = 0; b < B_PARTIALS; b++) {
+        base[b] = at + offsets[b];
+        add_range(base[b], b);
+        at = align64(at + sizes[b]) + (1u << 20) + PAGE;
     }
-    r.base[B_END] = at;
-    c.k_blocks = c.plain ? gr_k_blocks_lines(c.k, c.kc, r.base[B_W], c.k * 2, 1)
-                         : gr_k_blocks_lines(c.k, c.kc, r.base[B_X], c.k * 2, 2);
-    c.y_partials = gr_y_from_partials(r.base[B_Y], c.n * 4, c.strip * 4, !c.tiles_outer,
+    if (c.copy_x == X_SHARED) {
+        base[B_X_COPY] = at;
+        add_range(at, B_X_COPY);
+        at = align64(at + c.m * c.k * 2);
+    }
+    c.k_blocks = c.plain ? gr_k_blocks_lines(c.k, c.kc, base[B_W], c.k * 2, 1)
+                         : gr_k_blocks_lines(c.k, c.kc, base[B_X], c.k * 2, 2);
+    c.y_partials = gr_y_from_partials(base[B_Y], c.n * 4, c.strip * 4, !c.tiles_outer,
                                       c.k_blocks.first < c.k ? 2 : 1);
 
-    replay_call(&r, &c);
-    cache_sim_flush(&r.sim);
+    static struct cache_level l2s[MAX_PARTS / CLUSTER];
+    const char *why = NULL;
+    for (int i = 0; i < (part_count + CLUSTER - 1) / CLUSTER; i++)
+        if (cache_level_init(&l2s[i], l2_kb * 1024, 16, 64, &why)) {
+            fprintf(stderr, "driver_replay: %s\n", why);
+            return 2;
+        }
+    for (int i = 0; i < part_count; i++) {
+        struct replay *r = &parts[i];
+        if (cache_level_init(&r->sim.l1, 32 * 1024, 8, 64, &why)) {
+            fprintf(stderr, "driver_replay: %s\n", why);
+            return 2;
+        }
+        r->l2 = &l2s[i / CLUSTER];
+        r->sim.l2[0] = *r->l2; /* the same lines; enter() and leave() carry the clock */
+        r->sim.l2_count = 1;
+        cache_sim_reset(&r->sim);
+        r->sim.hook = on_dram;
+        memcpy(r->base, base, sizeof base);
+        for (int b = B_PARTIALS; b < B_END; b++) {
+            if (b == B_X_COPY && c.copy_x == X_SHARED)
+                continue;
+            r->base[b] = at;
+            add_range(at, b);
+            at = align64(at + sizes[b]);
+        }
+        r->quantum = QUANTUM + (uint64_t)i * skew;
+        calls[i] = c;
+        calls[i].col_begin = (uint64_t)i * piece_cols;
+        calls[i].col_end = min_u64(calls[i].col_begin + piece_cols, c.n);
+        make_part(r, i);
+    }
+    add_range(at, B_X_CARRY); /* past the last piece: nothing, for the search's sake */
+
+    for (int alive = 1; alive;) {
+        alive = 0;
+        for (int i = 0; i < part_count; i++)
+            if (!parts[i].finished) {
+                alive = 1;
+                current = i;
+                enter(&parts[i]);
+                swapcontext(&scheduler, &parts[i].ctx);
+                leave(&parts[i]);
+            }
+    }
+    for (int i = 0; i < part_count; i++) {
+        enter(&parts[i]);
+        cache_sim_flush(&parts[i].sim);
+        leave(&parts[i]);
+    }
     double min = (double)sizes[B_W] + (double)sizes[B_X] + (double)sizes[B_Y], total = 0;
     for (int b = 0; b < B_END; b++)
-        total += r.filled[b] + r.written[b];
-    printf("ratio=%.3f dram_bytes=%.0f min_bytes=%.0f placement=%s\n", total / min, total, min,
-           placement);
+        total += traffic.filled[b] + traffic.written[b];
+    printf("ratio=%.3f dram_bytes=%.0f min_bytes=%.0f placement=%s threads=%d x_copy=%s "
+           "rounds=%d skew=%lu\n", total / min, total, min, placement, part_count,
+           x_copy_names[c.copy_x], c.rounds, skew);
     for (int b = 0; b < B_END; b++)
-        if (r.filled[b] + r.written[b] > 0)
+        if (traffic.filled[b] + traffic.written[b] > 0)
             printf("  %-8s %8.2f MiB filled %8.2f MiB written back\n", buffer_names[b],
-                   r.filled[b] / 1048576, r.written[b] / 1048576);
+                   traffic.filled[b] / 1048576, traffic.written[b] / 1048576);
     return 0;
 }

@@ -17,10 +17,12 @@
 
 #include "activations.h"
 #include "cpu.h"
+#include "dispatch.h"
 #include "driver.h"
 #include "fallback.h"
 #include "gemm_rvv.h"
 #include "gr_contract.h"
+#include "isa.h"
 #include "pack.h"
 #include "reference.h"
 #include "scratch.h"
@@ -162,8 +164,8 @@ static void test_plans_against_fallback(void **state)
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
         struct gr_plan small = *e;
-        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 1, 1, 1, 512};
-        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 1, 1, 1, 512};
+        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 1, 1, 1, 512, 0, 0};
+        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 1, 1, 1, 512, 0, 0};
         small.plain[GR_L2_ALONE] = small.blocking[GR_L2_SHARED];
         small.plain[GR_L2_SHARED] = small.blocking[GR_L2_ALONE];
         /* Taken in turn over the plans: the bucket's rows or one fewer, FP32 or BF16 output,
@@ -180,6 +182,70 @@ static void test_plans_against_fallback(void **state)
     }
     print_message("%zu driver runs, %zu read X from its copy\n", runs, copies);
     assert_true(copies > 0);
+}
+
+/* A call of p through runtime/plan_call.c (the column split over the pool's threads) with the
+ * plan given, packed weights in the process's variant's layout or plain ones. */
+static void run_plan_call(const struct gr_plan *plan, const struct problem *p, int packed,
+                          const float *bias, void *y, int y_bf16)
+{
+    const struct gr_variant *v = gr_isa_variant();
+    struct gr_call c = {p->x, p->m, p->ldx,
+                        {packed ? p->packed[v->layout] : NULL, v->layout, gr_panel_width(), p->w,
+                         p->ldw, p->n, p->k},
+                        bias, y, p->ldy, y_bf16};
+    assert_int_equal(gr_run_plan(&c, plan), GEMM_RVV_OK);
+}
+
+/* Blockings whose calls copy X once for all their threads before the column loop and walk the
+ * column blocks in rounds (x_copy_shared, col_rounds: the cluster's blockings of plans of 32
+ * rows or more), and rounds without the copy, on 1, 2, 3, 4 and 8 threads, packed and plain:
+ * each bit for bit the fallback's. K blocks of 8 and 16, single panels, any X stride; and the
+ * plans' own cluster blockings. */
+static void test_shared_copy_and_rounds(void **state)
+{
+    (void)state;
+    static const int threads[] = {1, 2, 3, 4, 8};
+    size_t tested = 0;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_plan *e = gr_registry[i];
+        if (e->bucket < 32)
+            continue;
+        struct gr_plan shared = *e, rounds_only = *e;
+        shared.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 1, 1, 1, 2, 1, 1};
+        shared.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 1, 1, 1, 2, 1, 1};
+        shared.plain[GR_L2_ALONE] = shared.blocking[GR_L2_SHARED];
+        shared.plain[GR_L2_SHARED] = shared.blocking[GR_L2_ALONE];
+        rounds_only.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_TILES, 8, 1, 0, 1, 2, 0, 1};
+        rounds_only.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_STRIPS, 16, 1, 0, 1, 2, 0, 1};
+        rounds_only.plain[GR_L2_ALONE] = rounds_only.blocking[GR_L2_SHARED];
+        rounds_only.plain[GR_L2_SHARED] = rounds_only.blocking[GR_L2_ALONE];
+        const struct gr_plan *plans[3] = {&shared, &rounds_only, e};
+        size_t less = i % 2;
+        int y_bf16 = (int)(i / 2 % 2);
+        struct problem p = problem_make(e, e->bucket - less, 300 + i);
+        const float *bias = i / 4 % 2 ? p.bias : NULL;
+        void *want = fallback_y(&p, y_bf16, bias);
+        const size_t bytes = p.m * p.ldy * (y_bf16 ? 2 : 4);
+        for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+            assert_int_equal(gemm_rvv_set_threads(threads[t]), GEMM_RVV_OK);
+            for (int run = 0; run < 6; run++) {
+                void *y = y_new(&p, y_bf16);
+                run_plan_call(plans[run / 2], &p, run % 2, bias, y, y_bf16);
+                if (memcmp(y, want, bytes) != 0)
+                    fail_msg("%s, %s blocking, %s weights, %d threads, M = %zu: not the "
+                             "fallback's", e->name,
+                             run / 2 == 0 ? "shared copy" : run / 2 == 1 ? "rounds" : "its own",
+                             run % 2 ? "packed" : "plain", threads[t], p.m);
+                free(y);
+                tested++;
+            }
+        }
+        free(want);
+        problem_free(&p);
+    }
+    print_message("%zu calls with a shared copy of X or in rounds\n", tested);
+    assert_true(tested > 0);
 }
 
 /* Whether the build has a plan of the given bucket for e's (N, K). */
@@ -250,6 +316,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plans_against_fallback),
         cmocka_unit_test(test_api_against_reference),
+        cmocka_unit_test(test_shared_copy_and_rounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

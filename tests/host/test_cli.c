@@ -303,11 +303,11 @@ static void test_explain_and_overrides(void **state)
     assert_non_null(strstr(out, "small       1     896     896  fallback  -"));
     assert_non_null(strstr(out, "N=896 < 1024, K=896 < 1024, M*N*K=802816 < 1000000"));
     assert_non_null(strstr(out, "3 plans, 1 shapes left to the fallback\n"));
-    assert_non_null(strstr(out, "\nplans for VLEN 256, L2 512 KiB alone / 128 KiB shared by 4 cores"));
+    assert_non_null(strstr(out, "\nplans for VLEN 256, L2 512 KiB: a core alone / its 4 cores at once"));
     free(out);
     /* A target from the command line changes the plans' machine. */
     assert_int_equal(gen("--check --explain --target l2_kib=1024,vlen=128 shapes.yaml", &out), 0);
-    assert_non_null(strstr(out, "plans for VLEN 128, L2 1024 KiB alone / 256 KiB shared"));
+    assert_non_null(strstr(out, "plans for VLEN 128, L2 1024 KiB: a core alone / its 4 cores at once"));
     free(out);
     assert_int_equal(gen("--check --target l2_kib=12x shapes.yaml", &out), 2);
     assert_non_null(strstr(out, "--target: l2_kib needs a whole number below 10^9, got \"12x\""));

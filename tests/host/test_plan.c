@@ -110,7 +110,7 @@ static void test_blockings(void **state)
      * K in one block with tile 4 x 4 reads each weight once, the activations once, and fills
      * and writes back the outputs (write-allocate). */
     struct tile t = {4, 4};
-    struct blocking b = blocking_model(&p.target, t, 4, 4096, 4096, 512 * 1024, WEIGHTS_PACKED, ORDER_STRIPS,
+    struct blocking b = blocking_model(&p.target, t, 4, 4096, 4096, 512 * 1024, 1, WEIGHTS_PACKED, ORDER_STRIPS,
                                        4096, 4096);
     double w = 4096.0 * 2048 * 4, x = 2.0 * 4 * 4096, y = 4.0 * 4 * 4096;
     assert_true(b.min_bytes == w + x + y);
@@ -133,16 +133,16 @@ static void test_m128_by_sets(void **state)
     struct target t = target_default();
     struct tile tile = tile_choose(128);
     struct blocking b =
-        blocking_model(&t, tile, 128, 4096, 4096, 128 * 1024, WEIGHTS_PACKED, ORDER_TILES, 32, 128);
+        blocking_model(&t, tile, 128, 4096, 4096, 128 * 1024, 1, WEIGHTS_PACKED, ORDER_TILES, 32, 128);
     double w = 4096.0 * 2048 * 4, x = 2.0 * 128 * 4096, y = 4.0 * 128 * 4096;
     assert_true(b.min_bytes == w + x + y);
     assert_true(b.dram_bytes == w + 2 * y + 32 * x + 2 * x + 16.0 * 128 * 128);
     /* 64 KiB more partial sums (column blocks of 256): 16 + 4 + 1 lines, over the 16 ways:
      * the partial sums go to DRAM and back every K block. */
-    b = blocking_model(&t, tile, 128, 4096, 4096, 128 * 1024, WEIGHTS_PACKED, ORDER_TILES, 32, 256);
+    b = blocking_model(&t, tile, 128, 4096, 4096, 128 * 1024, 1, WEIGHTS_PACKED, ORDER_TILES, 32, 256);
     assert_true(b.dram_bytes >= w + 8 * 128 * 4096.0 * 127);
-    struct blocking alone = blocking_choose(&t, tile, 128, 4096, 4096, 512 * 1024, WEIGHTS_PACKED);
-    struct blocking shared = blocking_choose(&t, tile, 128, 4096, 4096, 128 * 1024, WEIGHTS_PACKED);
+    struct blocking alone = blocking_choose(&t, tile, 128, 4096, 4096, 512 * 1024, 1, WEIGHTS_PACKED);
+    struct blocking shared = blocking_choose(&t, tile, 128, 4096, 4096, 512 * 1024, 4, WEIGHTS_PACKED);
     assert_true(alone.dram_bytes <= 1.50 * alone.min_bytes);
     assert_true(shared.dram_bytes <= 2.00 * shared.min_bytes);
     assert_true(alone.vwork_per_mac <= 0.147);
@@ -156,7 +156,7 @@ static void test_m128_by_sets(void **state)
 static void test_x_copy(void **state)
 {
     (void)state;
-    struct x_copy c = blocking_x_copy(128, 4096, 4096, 384);
+    struct x_copy c = blocking_x_copy(128, 4096, 4096, 384, 1);
     assert_int_equal(c.rows, 32);
     assert_int_equal(c.cols, 1024); /* K / 4 > 385 */
     assert_int_equal(c.stride, 512);
@@ -164,10 +164,18 @@ static void test_x_copy(void **state)
     assert_false(x_copy_applies(&c, 31, 1024, 8192));
     assert_false(x_copy_applies(&c, 128, 1023, 8192));
     assert_false(x_copy_applies(&c, 128, 4096, 8194));
-    assert_int_equal(blocking_x_copy(128, 4096, 256, 384).cols, 385);
-    assert_int_equal(blocking_x_copy(16, 4096, 4096, 384).rows, 0);   /* few rows */
-    assert_int_equal(blocking_x_copy(128, 767, 1024, 384).rows, 0);   /* one column block and a bit */
-    assert_int_equal(blocking_x_copy(128, 1024, 4100, 384).rows, 0);  /* 4 N < K */
+    assert_int_equal(blocking_x_copy(128, 4096, 256, 384, 1).cols, 385);
+    assert_int_equal(blocking_x_copy(16, 4096, 4096, 384, 1).rows, 0);   /* few rows */
+    assert_int_equal(blocking_x_copy(128, 767, 1024, 384, 1).rows, 0);   /* one column block and a bit */
+    assert_int_equal(blocking_x_copy(128, 1024, 4100, 384, 1).rows, 0);  /* 4 N < K */
+    /* Alone: each piece's own copy, no rounds. The cores of a cluster: one copy for the call,
+     * column blocks in rounds; not where the copy never pays (few rows). */
+    assert_false(c.shared || c.rounds);
+    struct x_copy cl = blocking_x_copy(128, 4096, 4096, 64, 4);
+    assert_true(cl.rows == 32 && cl.shared && cl.rounds && cl.cols == 1024);
+    assert_true(x_copy_applies(&cl, 128, 4096, 8192)); /* counted on the call's columns */
+    cl = blocking_x_copy(16, 4096, 4096, 64, 4);
+    assert_false(cl.rows || cl.shared || cl.rounds);
 
     struct shapes s;
     struct plan p;
@@ -177,10 +185,16 @@ static void test_x_copy(void **state)
         const struct plan_row *r = &p.rows[i];
         for (int j = 0; j < 2 * SHARES; j++) {
             const struct blocking *b = j < SHARES ? &r->blocking[j] : &r->plain[j - SHARES];
-            struct x_copy want = blocking_x_copy(r->bucket, r->n, r->k, b->col_block);
+            unsigned parts = j % SHARES == SHARE_ALONE ? 1 : (unsigned)p.target.l2_cores;
+            struct x_copy want = blocking_x_copy(r->bucket, r->n, r->k, b->col_block, parts);
             assert_int_equal(b->x_copy.rows, want.rows);
             assert_int_equal(b->x_copy.cols, want.cols);
             assert_int_equal(b->x_copy.stride, want.stride);
+            assert_int_equal(b->x_copy.shared, want.shared);
+            assert_int_equal(b->x_copy.rounds, want.rounds);
+            /* one copy per call and rounds in the cluster's blockings only, with a copy */
+            assert_int_equal(b->x_copy.shared, parts > 1 && b->x_copy.rows > 0);
+            assert_int_equal(b->x_copy.rounds, b->x_copy.shared);
             if (r->bucket < BLOCKING_SET_ROWS)
                 assert_int_equal(b->x_copy.rows, 0);
             copying += x_copy_applies(&b->x_copy, r->bucket, r->n, 2 * r->k);
@@ -194,9 +208,9 @@ static void test_x_copy(void **state)
      * (rows 8200 bytes apart). */
     struct target t = target_default();
     struct tile tile = tile_choose(128);
-    struct blocking on = blocking_model(&t, tile, 128, 4096, 4096, 512 * 1024, WEIGHTS_PACKED,
+    struct blocking on = blocking_model(&t, tile, 128, 4096, 4096, 512 * 1024, 1, WEIGHTS_PACKED,
                                         ORDER_STRIPS, 128, 384);
-    struct blocking off = blocking_model(&t, tile, 128, 4096, 4100, 512 * 1024, WEIGHTS_PACKED,
+    struct blocking off = blocking_model(&t, tile, 128, 4096, 4100, 512 * 1024, 1, WEIGHTS_PACKED,
                                          ORDER_STRIPS, 128, 384);
     assert_true(on.x_copy.rows == 32 && off.x_copy.rows == 32);
     assert_true(x_copy_applies(&on.x_copy, 128, 4096, 2 * 4096));
@@ -215,21 +229,21 @@ static void test_plain_flood(void **state)
     struct target t = target_default();
     struct tile tile = tile_choose(128);
     const uint64_t l2 = 512 * 1024;
-    struct blocking packed = blocking_model(&t, tile, 128, 4096, 4096, l2, WEIGHTS_PACKED,
+    struct blocking packed = blocking_model(&t, tile, 128, 4096, 4096, l2, 1, WEIGHTS_PACKED,
                                             ORDER_STRIPS, 128, 384);
-    struct blocking plain = blocking_model(&t, tile, 128, 4096, 4096, l2, WEIGHTS_PLAIN,
+    struct blocking plain = blocking_model(&t, tile, 128, 4096, 4096, l2, 1, WEIGHTS_PLAIN,
                                            ORDER_STRIPS, 128, 384);
     /* The flood costs plain weights bytes the packed panels do not move: more than one round
      * trip of the partial sums (8 M N bytes). */
     assert_true(plain.dram_bytes > packed.dram_bytes + 8 * 128 * 4096.0);
-    struct blocking best_packed = blocking_choose(&t, tile, 128, 4096, 4096, l2, WEIGHTS_PACKED);
-    struct blocking best_plain = blocking_choose(&t, tile, 128, 4096, 4096, l2, WEIGHTS_PLAIN);
+    struct blocking best_packed = blocking_choose(&t, tile, 128, 4096, 4096, l2, 1, WEIGHTS_PACKED);
+    struct blocking best_plain = blocking_choose(&t, tile, 128, 4096, 4096, l2, 1, WEIGHTS_PLAIN);
     /* The choice for plain weights moves fewer bytes than that blocking, near the packed one. */
     assert_true(best_plain.dram_bytes < plain.dram_bytes);
     assert_true(best_plain.dram_bytes <= 1.10 * best_packed.dram_bytes);
     assert_true(best_plain.k_block * 2 % t.line == 0);
     for (unsigned share = 1; share <= 4; share *= 4) {
-        struct blocking b = blocking_choose(&t, tile, 128, 11008, 4096, l2 / share, WEIGHTS_PLAIN);
+        struct blocking b = blocking_choose(&t, tile, 128, 11008, 4096, l2, share, WEIGHTS_PLAIN);
         assert_true(b.k_block * 2 % t.line == 0);
     }
 }

@@ -34,6 +34,51 @@ int drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int
     return gr_drive_copies_x(&d, col_begin, col_end);
 }
 
+int drive_pieces(const struct gr_plan *plan, const struct gr_variant *variant, int share,
+                 const struct drive_operands *o, size_t n, size_t pieces)
+{
+    struct gr_drive d;
+    memset(&d, 0, sizeof d);
+    gr_drive_init(&d, plan, variant, share, o->panel_width, o->packed != NULL);
+    d.x = o->x;
+    d.ldx = o->ldx;
+    d.rows = o->rows;
+    d.packed = o->packed;
+    d.plain = o->packed ? NULL : o->plain;
+    d.ldw = o->ldw;
+    d.bias = o->bias;
+    d.y = o->y;
+    d.ldy = o->ldy;
+    d.y_bf16 = o->y_bf16;
+    const size_t pw = o->panel_width, panels = (n + pw - 1) / pw;
+    if (pieces > panels)
+        pieces = panels;
+    const size_t piece = (panels + pieces - 1) / pieces * pw;
+    const size_t each = gr_align_up(gr_drive_bytes(&d));
+    char *scratch = gr_alloc_aligned(each * pieces);
+    uint16_t *copy = gr_alloc_aligned(gr_drive_shared_bytes(&d) + 2);
+    assert_non_null(scratch);
+    assert_non_null(copy);
+    const int shared = gr_drive_shares_x(&d, n);
+    if (shared) {
+        for (size_t i = 0; i < pieces; i++)
+            gr_drive_copy_x_rows(&d, copy, d.rows * i / pieces, d.rows * (i + 1) / pieces);
+        d.x_copy = copy;
+    }
+    const size_t step = d.blocking.col_rounds ? d.col_block : piece;
+    for (size_t round = 0; round * step < piece; round++)
+        for (size_t i = 0; i < pieces; i++) {
+            size_t end = (i + 1) * piece < n ? (i + 1) * piece : n;
+            size_t begin = i * piece + round * step;
+            if (begin < end)
+                gr_drive_columns(&d, begin, begin + step < end ? begin + step : end,
+                                 scratch + i * each);
+        }
+    free(scratch);
+    free(copy);
+    return shared;
+}
+
 /* Whether GEMM_RVV_TEST_VARIANTS (a comma-separated list of names; unset: all) takes it. */
 static int variant_wanted(const struct gr_variant *v)
 {

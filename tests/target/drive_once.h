@@ -26,6 +26,13 @@ struct drive_operands {
 int drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int share,
                 const struct drive_operands *o, size_t col_begin, size_t col_end);
 
+/* Computes Y's n columns as runtime/plan_call.c does for `pieces` threads, one after the other:
+ * the shared copy of X made a share of the rows per piece where the blocking shares it
+ * (gr_drive_shares_x), then each piece's column blocks, in rounds where the blocking says
+ * col_rounds. Returns whether X was read from the shared copy. */
+int drive_pieces(const struct gr_plan *plan, const struct gr_variant *variant, int share,
+                 const struct drive_operands *o, size_t n, size_t pieces);
+
 /* The variants this core runs, into out: base, and Zvfbfwma where the core has it; only those
  * GEMM_RVV_TEST_VARIANTS names when it is set (fails the test when none is left). Returns how
  * many. */

@@ -445,8 +445,8 @@ static void test_x_copy(void **state)
             e->n * e->k > BIG_WEIGHT)
             continue;
         struct gr_plan small = *e;
-        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 64, 1, 1, 512};
-        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 64, 1, 1, 512};
+        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 64, 1, 1, 512, 0, 0};
+        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 64, 1, 1, 512, 0, 0};
         small.plain[GR_L2_ALONE] = small.blocking[GR_L2_ALONE];
         small.plain[GR_L2_SHARED] = small.blocking[GR_L2_SHARED];
         struct rng r = {77 + i};
@@ -471,6 +471,55 @@ static void test_x_copy(void **state)
     }
     print_message("%zu runs read X from its copy\n", copied);
     assert_true(copied > 0);
+}
+
+/* Blockings for the cores of a cluster (x_copy_shared, col_rounds: one copy of X for the call,
+ * made a share of the rows by each thread before the column loop; column blocks in rounds):
+ * the calls of 1, 2 and 3 threads (runtime/plan_call.c's order, one after the other) against
+ * the fallback, for every variant, packed and plain weights, with the plans' own cluster
+ * blockings and with small K and column blocks of both orders that share X at any size; and
+ * rounds without the copy (X's rows not a multiple of the stride apart). */
+static void test_shared_x(void **state)
+{
+    (void)state;
+    size_t shared = 0, runs = 0;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_plan *e = gr_registry[i];
+        if (e->bucket < 32 || e->n * e->k > BIG_WEIGHT)
+            continue;
+        struct gr_plan small = *e;
+        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 64, 1, 1, 512, 1, 1};
+        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 64, 1, 1, 512, 1, 1};
+        small.plain[GR_L2_ALONE] = small.blocking[GR_L2_SHARED];
+        small.plain[GR_L2_SHARED] = small.blocking[GR_L2_ALONE];
+        struct rng r = {91 + i};
+        const size_t stride = 512 / sizeof(uint16_t);
+        /* X's rows a multiple of 512 bytes apart (the copy), or not (rounds alone) */
+        size_t ldx = i % 3 ? (e->k + stride) / stride * stride : e->k + 3;
+        struct problem p = problem_make_ldx(e, e->bucket - i % 2, &r, 0, ldx);
+        struct output_kind v = kinds[i % 4];
+        void *expected = y_alloc(&p, v.y_bf16);
+        run_fallback(&p, v, expected);
+        for (size_t run = 0; run < 12 * isa_variant_count; run++) {
+            const struct gr_variant *isa = isa_variants[run / 12];
+            const struct gr_plan *plan = run / 6 % 2 ? &small : e;
+            int packed = run % 2;
+            size_t pieces = 1 + run / 2 % 3;
+            void *got = y_alloc(&p, v.y_bf16);
+            struct drive_operands o = {p.x, p.ldx, p.m, packed ? p.packed[isa->layout] : NULL,
+                                       p.w, p.ldw, p.panel_width, v.bias ? p.bias : NULL, got,
+                                       p.ldy, v.y_bf16};
+            shared += (size_t)drive_pieces(plan, isa, GR_L2_SHARED, &o, p.n, pieces);
+            expect_same(plan == e ? "cluster blocking" : "shared X, small blocks", e, isa, &p,
+                        v, got, expected);
+            free(got);
+            runs++;
+        }
+        free(expected);
+        problem_free(&p);
+    }
+    print_message("%zu runs, %zu read X from one shared copy\n", runs, shared);
+    assert_true(shared > 0);
 }
 
 /* The problem's X and W moved to x_off and w_off bytes past a line, rows a whole number of
@@ -539,8 +588,8 @@ static void test_misaligned_starts(void **state)
         struct gr_plan small[2] = {*e, *e};
         for (uint32_t copy = 0; copy < 2; copy++) {
             struct gr_plan *s = &small[copy];
-            s->blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 32, 64, copy, 1, 64};
-            s->blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 64, 64, copy, 1, 64};
+            s->blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 32, 64, copy, 1, 64, 0, 0};
+            s->blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 64, 64, copy, 1, 64, 0, 0};
             s->plain[GR_L2_ALONE] = s->blocking[GR_L2_ALONE];
             s->plain[GR_L2_SHARED] = s->blocking[GR_L2_SHARED];
         }
@@ -638,6 +687,7 @@ int main(void)
         cmocka_unit_test(test_special_values),
         cmocka_unit_test(test_column_ranges),
         cmocka_unit_test(test_x_copy),
+        cmocka_unit_test(test_shared_x),
         cmocka_unit_test(test_misaligned_starts),
         cmocka_unit_test(test_random_inputs),
     };

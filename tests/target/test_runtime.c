@@ -200,6 +200,43 @@ static void test_thread_counts(void **state)
     gemm_rvv_weight_free(other);
 }
 
+/* M = 100 on N = 1025, K = 31, X's rows 512 bytes apart: on several threads the plan's
+ * blocking for the cores of a cluster copies X once for the call (each thread a share of the
+ * rows) and walks the column blocks in rounds. 1, 2, 3, 4 and 8 threads, packed and plain
+ * weights: the fallback's bits. */
+static void test_shared_x_threads(void **state)
+{
+    (void)state;
+    static const int counts[] = {1, 2, 3, 4, 8};
+    enum { M = 100, LDX = 256 };
+    uint16_t *x = random_bf16(M * LDX, 21), *w = random_bf16(KN * KK, 22);
+    float *bias = random_bias(KN);
+    float *want = malloc(M * KN * sizeof *want), *y = malloc(M * KN * sizeof *y);
+    assert_non_null(want);
+    assert_non_null(y);
+    gemm_rvv_weight *obj;
+    assert_int_equal(gemm_rvv_weight_create(w, KN, KK, KK, &obj), GEMM_RVV_OK);
+    gemm_rvv_force_fallback(1);
+    assert_int_equal(gemm_rvv_linear(x, M, LDX, obj, bias, want, KN, GEMM_RVV_F32), GEMM_RVV_OK);
+    gemm_rvv_force_fallback(0);
+    for (size_t t = 0; t < sizeof counts / sizeof counts[0]; t++) {
+        assert_int_equal(gemm_rvv_set_threads(counts[t]), GEMM_RVV_OK);
+        memset(y, 0xa5, M * KN * sizeof *y);
+        assert_int_equal(gemm_rvv_linear(x, M, LDX, obj, bias, y, KN, GEMM_RVV_F32), GEMM_RVV_OK);
+        assert_memory_equal(y, want, M * KN * sizeof *y);
+        memset(y, 0xa5, M * KN * sizeof *y);
+        assert_int_equal(gemm_rvv_linear_plain(x, M, LDX, w, KN, KK, KK, bias, y, KN,
+                                               GEMM_RVV_F32), GEMM_RVV_OK);
+        assert_memory_equal(y, want, M * KN * sizeof *y);
+    }
+    free(x);
+    free(w);
+    free(bias);
+    free(want);
+    free(y);
+    gemm_rvv_weight_free(obj);
+}
+
 /* Four engine threads calling on one weight object at once, each checking its own answers. */
 struct caller {
     const gemm_rvv_weight *w;
@@ -495,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_forced_fallback),
         cmocka_unit_test(test_weight_update),
         cmocka_unit_test(test_thread_counts),
+        cmocka_unit_test(test_shared_x_threads),
         cmocka_unit_test(test_concurrent_callers),
         cmocka_unit_test(test_m_above_buckets),
         cmocka_unit_test(test_bad_arguments),
