@@ -496,15 +496,20 @@ static void test_shared_x(void **state)
         const size_t stride = 512 / sizeof(uint16_t);
         /* X's rows a multiple of 512 bytes apart (the copy), or not (rounds alone) */
         size_t ldx = i % 3 ? (e->k + stride) / stride * stride : e->k + 3;
-        struct problem p = problem_make_ldx(e, e->bucket - i % 2, &r, 0, ldx);
+        /* the bucket's rows, or one fewer; the quick tier 32 or 33 (enough for the copy) */
+        size_t m = !quick_tier() ? e->bucket - i % 2 : e->bucket > 32 ? 33 - i % 2 : 32;
+        struct problem p = problem_make_ldx(e, m, &r, 0, ldx);
         struct output_kind v = kinds[i % 4];
         void *expected = y_alloc(&p, v.y_bf16);
         run_fallback(&p, v, expected);
+        /* The quick tier takes one of the three piece counts, in turn over the plans. */
         for (size_t run = 0; run < 12 * isa_variant_count; run++) {
             const struct gr_variant *isa = isa_variants[run / 12];
             const struct gr_plan *plan = run / 6 % 2 ? &small : e;
             int packed = run % 2;
             size_t pieces = 1 + run / 2 % 3;
+            if (quick_tier() && pieces != 1 + (i + run / 6) % 3)
+                continue;
             void *got = y_alloc(&p, v.y_bf16);
             struct drive_operands o = {p.x, p.ldx, p.m, packed ? p.packed[isa->layout] : NULL,
                                        p.w, p.ldw, p.panel_width, v.bias ? p.bias : NULL, got,
