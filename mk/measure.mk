@@ -7,6 +7,8 @@
 #   make bench-replay        one call of the driver's loops replayed on the host, any blocking
 #   make test-placement      replays: misaligned buffers move the bytes of aligned ones (a check)
 #   make bench-build-times   make gen plus the library, from nothing, per shapes file
+#   make bench-project       the projected K1 times (measure/report/project.sh) from what is there
+#   make test-project        project.sh on its fixture, its key figures checked
 #   make bench               all of the above, then make bench-report (report.md)
 # Every measurement runs on one library, that of measure/shapes.yaml: a call has one figure,
 # whichever entry measures it.
@@ -30,7 +32,7 @@ DRAM_TWIN      := $(MEASURE)/dram_variant_twin
 DRAM_REAL      := $(MEASURE)/dram_variant_real
 
 .PHONY: bench bench-deps bench-report bench-selftest bench-count bench-static bench-dram \
-        bench-replay bench-build-times test-placement
+        bench-replay bench-build-times test-placement bench-project test-project
 
 bench-deps:
 	@tools/setup-deps.sh bench $(TOOLCHAIN_DIR)
@@ -166,10 +168,28 @@ bench-build-times: $(GEN_BIN)
 	@$(call run_into,$(MEASURE)/build-times.csv,measure/build-times.sh \
 	  $(MEASURE)/build-times $(BUILD_TIMES_SHAPES))
 
-# The report from what the entries above wrote; the projection takes models/llama.yaml's
-# layers from its build-times library.
+# The projection (measure/report/project.sh): each model as SHAPES_YAML:BLOCKS, and every
+# count and DRAM CSV in $(MEASURE), oldest first (a call measured again: its newest figures).
+# DRAM_GBPS, VEC_UNITS, CORE_GBPS, ... (project.sh's header) pass through the environment.
+PROJECT_MODELS ?= shapes.yaml:28 models/llama.yaml:32
+PROJECT_ARGS    = $(foreach f,$(shell ls -tr $(MEASURE)/count*.csv 2>/dev/null),--count $(f)) \
+                  $(foreach f,$(shell ls -tr $(MEASURE)/dram*.csv 2>/dev/null),--dram $(f)) \
+                  $(PROJECT_MODELS)
+
+# The report from what the entries above wrote, the projection in it.
 bench-report:
-	measure/report/report.sh $(MEASURE) $(MEASURE)/build-times/llama/gen/manifest.json
+	measure/report/report.sh $(MEASURE) $(PROJECT_ARGS)
+
+# The projection alone, from whatever count and DRAM CSVs are there so far: projection.md
+# (and every figure in projection.csv).
+bench-project:
+	@mkdir -p $(MEASURE)
+	@$(call run_into,$(MEASURE)/projection.md,measure/report/project.sh \
+	  --csv $(MEASURE)/projection.csv $(PROJECT_ARGS))
+
+# project.sh on a fixture whose figures are worked out by hand (host, a second).
+test-project:
+	@measure/report/project-check.sh $(BUILD)/project-check
 
 # One after another: each runs its own QEMU jobs JOBS at a time.
 bench:
