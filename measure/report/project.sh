@@ -40,8 +40,9 @@ done
 layers=""
 for spec in "${models[@]}"; do
   file=${spec%:*} blocks=${spec##*:}
-  [ "$file" != "$spec" ] && [[ $blocks =~ ^[1-9][0-9]*$ ]] && [ -f "$file" ] ||
-    { echo "project.sh: \"$spec\": expected SHAPES_YAML:BLOCKS, an existing file" >&2; exit 2; }
+  if [ "$file" = "$spec" ] || ! [[ $blocks =~ ^[1-9][0-9]*$ ]] || [ ! -f "$file" ]; then
+    echo "project.sh: \"$spec\": expected SHAPES_YAML:BLOCKS, an existing file" >&2; exit 2
+  fi
   got=$(awk -v blocks="$blocks" '
     function field(key,   s) {
       if (!match($0, key ": *[^,}]+")) return ""
@@ -134,7 +135,7 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     printf "- Compute: the counted vector work per MAC (`make bench-count`, packed weights, VLEN %d)\n", vlen
     printf "  x M x N x K, each unit of vector work (one instruction of LMUL 1; L for LMUL L, doubled\n"
     printf "  when widening) taking VLEN/DLEN = %d/%d cycles on one of VEC_UNITS = %d vector units, at\n", vlen, dlen, units
-    printf "  K1_GHZ = %s GHz: %.2f ns per unit. Pure FP32 FMAs (0.125 per MAC at VLEN 256) then run at\n", ghz, cyc / ghz
+    printf "  K1_GHZ = %s GHz: %.3f ns per unit. Pure FP32 FMAs (0.125 per MAC at VLEN 256) then run at\n", ghz, cyc / ghz
     printf "  %.1f GFLOP/s per core, the datasheet'\''s 25.6 (cpufp measured 32); every vector\n", peak
     printf "  instruction is charged as an FMA of its LMUL, scalar instructions nothing (dual issue).\n"
     printf "  On T threads the compute is divided by T (the columns split evenly, no overhead).\n"
@@ -142,9 +143,11 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     printf "  64-byte aligned buffers, caches cold at the call, so every weight byte comes from DRAM) at\n"
     printf "  DRAM_GBPS = %s GB/s, the K1'\''s end-to-end figure seen in llama.cpp decode (the channel is\n", gbps
     printf "  9.6-10.7 GB/s in theory, 6-8 likely in practice). One channel, shared: T threads share the\n"
-    printf "  same GB/s%s. 1 thread: the call'\''s bytes at L2 512 KiB (a core alone);\n", core_gbps == "" ? " (one core is not limited below it, although one core was seen copying about 2.6 GB/s)" : sprintf(", at most %s GB/s per thread", core_gbps)
-    printf "  4 and 8 threads: the bytes of the T-thread call (L2 512 KiB per cluster of four) where\n"
-    printf "  `make bench-dram` measured it, else marked below.\n"
+    if (core_gbps == "") printf "  same GB/s (CORE_GBPS unset: one thread reaches it too, although one core was seen\n  copying about 2.6 GB/s).\n"
+    else printf "  same GB/s, at most CORE_GBPS = %s GB/s per thread (T x CORE_GBPS in all).\n", core_gbps
+    printf "  1 thread: the call'\''s bytes at L2 512 KiB (a core alone); 4 and 8 threads: the bytes of the\n"
+    printf "  T-thread call (L2 512 KiB per cluster of four) where `make bench-dram` measured it, else\n"
+    printf "  marked below.\n"
     printf "- A call takes the larger of its compute and DRAM time (they overlap fully); *bound* says which.\n"
     printf "- Not counted: attention (scores, softmax, KV cache reads and writes), norms, RoPE,\n"
     printf "  activation functions, embeddings, thread start and synchronisation. The tokens/s below\n"
