@@ -168,7 +168,8 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
       print ""
       printf "### %s (%d blocks), per call\n", md, blocks[md]
       print ""
-      hdr = "| layer | N | K | M | vwork/MAC | DRAM / min"; sep = "|---|---:|---:|---:|---:|---"
+      tl = T[1]; for (j = 2; j <= nt; j++) tl = tl " / " T[j]
+      hdr = "| layer | N | K | M | vwork/MAC | DRAM / min, " tl " thr."; sep = "|---|---:|---:|---:|---:|---"
       for (j = 1; j <= nt; j++) { hdr = hdr sprintf(" | %d thr., ms | bound", T[j]); sep = sep "|---:|---" }
       print hdr " |"; print sep "|"
       wbytes = 0
