@@ -180,17 +180,20 @@ PROJECT_ARGS    = $(foreach f,$(shell ls -tr $(MEASURE)/count*.csv 2>/dev/null),
 # What the projection needs that make bench-count's and make bench-dram's own lists do not
 # measure: the vector work of every Linear of both models (packed, VLEN 256) and Qwen3-0.6B's
 # calls under the cache model (Llama-2-7B's are in bench-dram's list), into
-# count-projection.csv and dram-projection.csv; on 4 and 8 threads too once dram.sh takes a
-# thread count (DRAM_THREADS). About a minute on 2 cores at one thread.
+# count-projection.csv and dram-projection.csv; once dram.sh takes a thread count
+# (DRAM_THREADS), Qwen3-0.6B's calls and those of Llama-2-7B's not 4096 x 4096 (in
+# bench-dram's list) on 4 and 8 threads too. About a minute on 2 cores at one thread.
 proj_comma          := ,
 PROJECT_QWEN3       := 1,2048,1024 1,1024,1024 1,1024,2048 1,3072,1024 1,1024,3072 1,151936,1024 \
                        128,2048,1024 128,1024,1024 128,1024,2048 128,3072,1024 128,1024,3072
 PROJECT_LLAMA       := 1,4096,4096 1,11008,4096 1,4096,11008 1,32000,4096 \
                        128,4096,4096 128,11008,4096 128,4096,11008
 PROJECT_THREADS     := 1 $(if $(shell grep -l DRAM_THREADS measure/dram/dram.sh 2>/dev/null),4 8)
-PROJECT_COUNT_RUNS  := $(foreach s,$(PROJECT_QWEN3) $(PROJECT_LLAMA),$(subst $(proj_comma), ,$(s)) kernel-packed 256;)
-PROJECT_DRAM_CALLS  := $(foreach s,$(PROJECT_QWEN3),$(foreach t,$(PROJECT_THREADS),\
-                         $(subst $(proj_comma), ,$(s)) packed$(if $(filter-out 1,$(t)), aligned $(t));))
+PROJECT_COUNT_RUNS  := $(strip $(foreach s,$(PROJECT_QWEN3) $(PROJECT_LLAMA),$(subst $(proj_comma), ,$(s)) kernel-packed 256;))
+PROJECT_DRAM_CALLS  := $(strip $(foreach s,$(PROJECT_QWEN3),$(foreach t,$(PROJECT_THREADS),\
+                         $(subst $(proj_comma), ,$(s)) packed$(if $(filter-out 1,$(t)), aligned $(t));))\
+                       $(foreach s,$(filter-out %$(proj_comma)4096$(proj_comma)4096,$(PROJECT_LLAMA)),\
+                         $(foreach t,$(filter-out 1,$(PROJECT_THREADS)),$(subst $(proj_comma), ,$(s)) packed aligned $(t);)))
 bench-project-measure:
 	@$(MAKE) --no-print-directory bench-count COUNT_RUNS='$(PROJECT_COUNT_RUNS)' \
 	  COUNT_CSV=$(MEASURE)/count-projection.csv
