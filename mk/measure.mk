@@ -182,7 +182,7 @@ PROJECT_ARGS    = $(foreach f,$(shell ls -tr $(MEASURE)/count*.csv 2>/dev/null),
 # calls under the cache model (Llama-2-7B's are in bench-dram's list), into
 # count-projection.csv and dram-projection.csv; once dram.sh takes a thread count
 # (DRAM_THREADS), Qwen3-0.6B's calls and those of Llama-2-7B's not 4096 x 4096 (in
-# bench-dram's list) on 4 and 8 threads too. About a minute on 2 cores at one thread.
+# bench-dram's list) on 4 and 8 threads too. About 3 minutes on 2 cores at one thread.
 proj_comma          := ,
 PROJECT_QWEN3       := 1,2048,1024 1,1024,1024 1,1024,2048 1,3072,1024 1,1024,3072 1,151936,1024 \
                        128,2048,1024 128,1024,1024 128,1024,2048 128,3072,1024 128,1024,3072
