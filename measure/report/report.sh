@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The report of `make bench`, from what its entries wrote into MEASURE_DIR (count.csv,
 # dram.csv, build-times.csv, static-vwork-vlen256.txt): MEASURE_DIR/report.md and
-# MEASURE_DIR/vwork_per_mac.png. MODEL_MANIFEST: the manifest of the model projected.
-#   measure/report/report.sh MEASURE_DIR MODEL_MANIFEST
+# MEASURE_DIR/vwork_per_mac.png. PROJECT_ARGS: measure/report/project.sh's arguments (the
+# count and DRAM CSVs it reads and the models it projects), its tables go into the report.
+#   measure/report/report.sh MEASURE_DIR PROJECT_ARGS...
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: $0 MEASURE_DIR MODEL_MANIFEST" >&2; exit 2; }
-dir=$1 model=$2
+[ $# -ge 2 ] || { echo "usage: $0 MEASURE_DIR PROJECT_ARGS..." >&2; exit 2; }
+dir=$1
+shift
 csv=$dir/count.csv dram=$dir/dram.csv times=$dir/build-times.csv static=$dir/static-vwork-vlen256.txt
 md=$dir/report.md png=$dir/vwork_per_mac.png
-for f in "$csv" "$dram" "$times" "$model"; do
+for f in "$csv" "$dram" "$times"; do
   [ -f "$f" ] || { echo "report: $f is missing: run make bench (or the entry that writes it)" >&2; exit 1; }
 done
 
@@ -100,7 +102,7 @@ PATHS="kernel-packed kernel-plain fallback plain-c"
     echo "| $m | $n | $k | $w | $l2 | $aligned | $malloc | $page2 | $worst |"
   done
   echo
-  "$(dirname "$0")/project.sh" "$csv" "$dram" "$model"
+  "$(dirname "$0")/project.sh" "$@"
   if [ -f "$static" ]; then
     echo
     echo "## Vector work per MAC of every plan's tiles, from the objects (\`make bench-static\`)"

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# measure/report/project.sh on measure/report/fixture/, whose figures are worked out by hand
+# below: exits non-zero on the first figure that differs (relative 1e-5) or mark that is not
+# the expected one. Outputs under WORK_DIR (make test-project: build/project-check).
+#   measure/report/project-check.sh WORK_DIR
+# The fixture's clock and bandwidth make the arithmetic plain: K1_GHZ = 1 with VLEN/DLEN = 2
+# and two vector units, so one unit of vector work is 1 ns; DRAM_GBPS = 1, one byte 1 ns.
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: $0 WORK_DIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd) work=$1
+fix=$here/fixture
+mkdir -p "$work"
+run() { # NAME DRAM_CSV... : the projection of the fixture with those DRAM CSVs
+  local name=$1 args=() f
+  shift
+  for f in "$@"; do args+=(--dram "$fix/$f"); done
+  K1_GHZ=1 DRAM_GBPS=1 VLEN=256 DLEN=128 VEC_UNITS=2 PROMPT=128 THREADS="1 4 8" CORE_GBPS='' \
+    "$here/project.sh" --count "$fix/count.csv" "${args[@]}" --csv "$work/$name.csv" \
+    "$fix/shapes.yaml:2" > "$work/$name.md"
+}
+fail=0
+# expect NAME KIND LAYER M THREADS FIELD VALUE [MARK_FIELD MARK]: one figure of NAME.csv
+expect() {
+  local name=$1 kind=$2 layer=$3 m=$4 t=$5 field=$6 want=$7 mfield=${8:-} mark=${9:-}
+  awk -F, -v kind="$kind" -v layer="$layer" -v m="$m" -v t="$t" -v field="$field" -v want="$want" \
+      -v mfield="$mfield" -v mark="$mark" -v name="$name" '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $1 == kind && $3 == layer && $6 == m && $7 == t { found = 1
+      got = $col[field]
+      if (want ~ /^[0-9.]+$/ ? (got - want > 1e-5 * want || want - got > 1e-5 * want) : got != want) {
+        printf "project-check: %s: %s %s M=%s T=%s %s = %s, expected %s\n", name, kind, layer, m, t, field, got, want; bad = 1 }
+      if (mfield != "" && $col[mfield] != mark) {
+        printf "project-check: %s: %s %s M=%s T=%s %s = \"%s\", expected \"%s\"\n", name, kind, layer, m, t, mfield, $col[mfield], mark; bad = 1 } }
+    END { if (!found) { printf "project-check: %s: no %s row for %s M=%s T=%s\n", name, kind, layer, m, t; bad = 1 }
+          exit bad }' "$work/$name.csv" || fail=1
+}
+
+# The new format (threads rows). Minimum bytes: up (1000 x 500) 1,005,000 at M = 1 and
+# 1,640,000 at M = 128; down (500 x 1000) 1,004,000 and 1,512,000; lm_head 2,009,000.
+run new dram.csv
+# up, M = 1: compute 500,000 MACs x 0.5 = 0.25 ms; DRAM the rows of 1 and 4 threads; no
+# 8-thread row of up, so the nearest 8-thread shape's ratio (lm_head: 2.3 M / 2.009 M) x its minimum
+expect new linear up 1 1 ms 1.1 dram_mark ""
+expect new linear up 1 1 bound memory
+expect new linear up 1 1 compute_ms 0.25
+expect new linear up 1 4 ms 1.3 dram_mark ""
+expect new linear up 1 8 ms 1.150572 dram_mark "‡"
+# down, M = 1: not counted, up's 0.5 (nearer than lm_head's); not measured: up's ratio x 1,004,000
+expect new linear down 1 1 vwork_per_mac 0.5 vwork_mark "*"
+expect new linear down 1 1 ms 1.098905 dram_mark "‡"
+expect new linear down 1 4 ms 1.298706 dram_mark "‡"
+expect new linear down 1 8 ms 1.149428 dram_mark "‡"
+expect new linear lm_head 1 1 ms 2.1
+expect new linear lm_head 1 4 ms 2.2
+expect new linear lm_head 1 8 ms 2.3 dram_mark ""
+# up, M = 128: compute 64 M MACs x 0.2 = 12.8 ms / T; DRAM 3.0, 3.5, 4.0 ms
+expect new linear up 128 1 ms 12.8 bound compute
+expect new linear up 128 4 ms 3.5 bound memory
+expect new linear up 128 8 ms 4.0 bound memory
+# down, M = 128: up's vector work and ratios x 1,512,000
+expect new linear down 128 1 dram_ms 2.765854 dram_mark "‡"
+expect new linear down 128 1 ms 12.8 bound compute
+expect new linear down 128 4 ms 3.226829 bound memory
+expect new linear down 128 8 ms 3.687805 bound memory
+# the model: 2 blocks of up + down, lm_head once; weights 6,000,000 bytes: 166.667 tokens/s
+expect new model decode 1 1 ms 6.497811
+expect new model decode 1 4 ms 7.397412
+expect new model decode 1 8 ms 6.9
+expect new model bound 1 8 tok_s 166.6667
+expect new model prefill 128 1 ms 53.3
+expect new model prefill 128 4 ms 15.653659
+expect new model prefill 128 8 ms 17.67561
+
+# The old format (no threads column): 4 and 8 threads from the one-thread rows at 128 KiB.
+run old dram-old.csv
+expect old linear up 1 1 ms 1.05 dram_mark ""
+expect old linear up 1 4 ms 1.2 dram_mark "†"
+expect old linear up 1 8 ms 1.2 dram_mark "†"
+expect old linear lm_head 1 1 ms 2.098955 dram_mark "‡"
+expect old linear up 128 1 dram_ms 1.64 dram_mark "§"
+# both, the new one last: its row replaces the old one's
+run both dram-old.csv dram.csv
+expect both linear up 1 1 ms 1.1 dram_mark ""
+
+# the assumptions once, beside the tables
+for name in new old both; do
+  [ "$(grep -c '^Assumptions' "$work/$name.md")" = 1 ] ||
+    { echo "project-check: $name.md: the assumptions are not stated once" >&2; fail=1; }
+done
+grep -q 'nothing of this M measured' "$work/old.md" ||
+  { echo "project-check: old.md: the § mark is not explained" >&2; fail=1; }
+[ $fail = 0 ] && echo "project-check: the projection of the fixture matches the figures worked out by hand"
+exit $fail
