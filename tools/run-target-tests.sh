@@ -25,7 +25,7 @@ case $tier in quick) column=2 ;; full) column=3 ;; *) usage ;; esac
 LOG_DIR=${LOG_DIR:-build/test/logs}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 mkdir -p "$LOG_DIR"
-rm -f "$LOG_DIR"/*.log "$LOG_DIR"/*.rc
+rm -f "$LOG_DIR"/*.log "$LOG_DIR"/*.rc "$LOG_DIR"/*.time
 RUN=$(cd "$(dirname "$0")" && pwd)/riscv64-run
 
 # The configurations of program $1 in this tier, one per line.
@@ -55,8 +55,9 @@ fi
 
 # One job: run PROGRAM in CONFIG, keeping its output and exit status.
 run_one() {
-  local cfg=$1 prog=$2 tag vlen
+  local cfg=$1 prog=$2 tag vlen start
   tag="$(basename "$prog")@$cfg"
+  start=$(date +%s%N)
   case $cfg in
     native) "$prog" ;;
     nov) GEMM_RVV_TEST_NO_V=1 "$RUN" --cpu v=false "$prog" ;;
@@ -71,6 +72,7 @@ run_one() {
     *) echo "error: unknown configuration '$cfg' (tests/matrix.txt names them)"; false ;;
   esac > "$LOG_DIR/$tag.log" 2>&1
   echo $? > "$LOG_DIR/$tag.rc"
+  echo $((($(date +%s%N) - start) / 100000000)) > "$LOG_DIR/$tag.time" # tenths of a second
 }
 export -f run_one
 export LOG_DIR QEMU_SYSROOT RUN SID_QEMU
@@ -86,7 +88,8 @@ for prog in "$@"; do
   for cfg in $(configs_of "$name"); do
     tag="$name@$cfg"
     rc=$(cat "$LOG_DIR/$tag.rc" 2>/dev/null || echo 127)
-    echo "=== $name on $cfg ==="
+    tenths=$(cat "$LOG_DIR/$tag.time" 2>/dev/null || echo 0)
+    echo "=== $name on $cfg ($((tenths / 10)).$((tenths % 10)) s) ==="
     cat "$LOG_DIR/$tag.log"
     if [ "$rc" = 0 ]; then passed=$((passed + 1)); else
       failed=$((failed + 1)); failures+=("$name on $cfg (exit $rc)"); fi
