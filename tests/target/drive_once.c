@@ -11,22 +11,29 @@
 #include "isa.h"
 #include "scratch.h"
 
+/* The driver set up for the operands o, as the runtime sets it up for a row block. */
+static void drive_setup(struct gr_drive *d, const struct gr_plan *plan,
+                        const struct gr_variant *variant, int share, const struct drive_operands *o)
+{
+    memset(d, 0, sizeof *d);
+    gr_drive_init(d, plan, variant, share, o->panel_width, o->packed != NULL);
+    d->x = o->x;
+    d->ldx = o->ldx;
+    d->rows = o->rows;
+    d->packed = o->packed;
+    d->plain = o->packed ? NULL : o->plain;
+    d->ldw = o->ldw;
+    d->bias = o->bias;
+    d->y = o->y;
+    d->ldy = o->ldy;
+    d->y_bf16 = o->y_bf16;
+}
+
 int drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int share,
                 const struct drive_operands *o, size_t col_begin, size_t col_end)
 {
     struct gr_drive d;
-    memset(&d, 0, sizeof d);
-    gr_drive_init(&d, plan, variant, share, o->panel_width, o->packed != NULL);
-    d.x = o->x;
-    d.ldx = o->ldx;
-    d.rows = o->rows;
-    d.packed = o->packed;
-    d.plain = o->packed ? NULL : o->plain;
-    d.ldw = o->ldw;
-    d.bias = o->bias;
-    d.y = o->y;
-    d.ldy = o->ldy;
-    d.y_bf16 = o->y_bf16;
+    drive_setup(&d, plan, variant, share, o);
     void *scratch = gr_alloc_aligned(gr_drive_bytes(&d));
     assert_non_null(scratch);
     gr_drive_columns(&d, col_begin, col_end, scratch);
@@ -38,18 +45,7 @@ int drive_pieces(const struct gr_plan *plan, const struct gr_variant *variant, i
                  const struct drive_operands *o, size_t n, size_t pieces)
 {
     struct gr_drive d;
-    memset(&d, 0, sizeof d);
-    gr_drive_init(&d, plan, variant, share, o->panel_width, o->packed != NULL);
-    d.x = o->x;
-    d.ldx = o->ldx;
-    d.rows = o->rows;
-    d.packed = o->packed;
-    d.plain = o->packed ? NULL : o->plain;
-    d.ldw = o->ldw;
-    d.bias = o->bias;
-    d.y = o->y;
-    d.ldy = o->ldy;
-    d.y_bf16 = o->y_bf16;
+    drive_setup(&d, plan, variant, share, o);
     const size_t pw = o->panel_width, panels = (n + pw - 1) / pw;
     if (pieces > panels)
         pieces = panels;

@@ -429,6 +429,21 @@ static void test_column_ranges(void **state)
     assert_true(tested > 0);
 }
 
+/* Plan e with small K and column blocks of both orders that copy X, for plans of 32 rows or
+ * more: each participant its own copy, or (shared) one copy for the call with column blocks in
+ * rounds, the plain weights then taking the other order. */
+static struct gr_plan small_blocks(const struct gr_plan *e, uint32_t shared)
+{
+    struct gr_plan small = *e;
+    small.blocking[GR_L2_ALONE] =
+        (struct gr_blocking){GR_ORDER_STRIPS, 8, 64, 1, 1, 512, shared, shared};
+    small.blocking[GR_L2_SHARED] =
+        (struct gr_blocking){GR_ORDER_TILES, 16, 64, 1, 1, 512, shared, shared};
+    small.plain[GR_L2_ALONE] = small.blocking[shared ? GR_L2_SHARED : GR_L2_ALONE];
+    small.plain[GR_L2_SHARED] = small.blocking[shared ? GR_L2_ALONE : GR_L2_SHARED];
+    return small;
+}
+
 /* Blockings with x_copy_rows read X from a copy in scratch when X's rows are a multiple of
  * x_copy_stride bytes apart: with such rows, the copy's results against the fallback, for
  * every variant, packed and plain weights, with the plan's blockings and with small K and
@@ -444,11 +459,7 @@ static void test_x_copy(void **state)
         if (b->x_copy_rows == 0 || e->bucket <= b->x_copy_rows || e->n < 1024 ||
             e->n * e->k > BIG_WEIGHT)
             continue;
-        struct gr_plan small = *e;
-        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 64, 1, 1, 512, 0, 0};
-        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 64, 1, 1, 512, 0, 0};
-        small.plain[GR_L2_ALONE] = small.blocking[GR_L2_ALONE];
-        small.plain[GR_L2_SHARED] = small.blocking[GR_L2_SHARED];
+        struct gr_plan small = small_blocks(e, 0);
         struct rng r = {77 + i};
         const size_t stride = b->x_copy_stride / sizeof(uint16_t);
         size_t ldx = (e->k + stride) / stride * stride; /* a multiple, past a row */
@@ -487,11 +498,7 @@ static void test_shared_x(void **state)
         const struct gr_plan *e = gr_registry[i];
         if (e->bucket < 32 || e->n * e->k > BIG_WEIGHT)
             continue;
-        struct gr_plan small = *e;
-        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 64, 1, 1, 512, 1, 1};
-        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 64, 1, 1, 512, 1, 1};
-        small.plain[GR_L2_ALONE] = small.blocking[GR_L2_SHARED];
-        small.plain[GR_L2_SHARED] = small.blocking[GR_L2_ALONE];
+        struct gr_plan small = small_blocks(e, 1);
         struct rng r = {91 + i};
         const size_t stride = 512 / sizeof(uint16_t);
         /* X's rows a multiple of 512 bytes apart (the copy), or not (rounds alone) */
