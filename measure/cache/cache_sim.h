@@ -1,8 +1,8 @@
 /* A model of one core's data caches: an L1D in front of one or more L2s (each L2 sees the same
  * L1 traffic, so one run models several L2 sizes at once); and (struct cache_mc, below) of
- * several cores: one L1D per core, one L2 per cluster of cores, kept coherent. Every level is set-associative,
- * LRU, write-back and write-allocate. DRAM traffic is what the L2s fetch (line fills) and write
- * (dirty lines evicted, and the dirty lines left when a region ends).
+ * several cores: one L1D per core, one L2 per cluster of cores, kept coherent. Every level
+ * is set-associative, LRU, write-back and write-allocate. DRAM traffic is what the L2s fetch
+ * (line fills) and write (dirty lines evicted, and the dirty lines left when a region ends).
  *
  * The L2 is modelled non-inclusive: an L1 eviction that misses the L2 installs the line there;
  * a dirty line written back whole needs no fill from DRAM. Addresses are the program's virtual

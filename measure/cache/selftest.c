@@ -112,9 +112,11 @@ static const struct mt_case mt_cases[] = {
     /* vCPUs 1 and 2: two clusters when l2_cores=2, one when l2_cores=4 */
     {"mt-read-2clusters", {{MT_NONE, MT_READ, MT_READ, MT_NONE}, {0}}},
     /* vCPU 2 writes, then vCPU 1 reads */
-    {"mt-write-read", {{MT_NONE, MT_NONE, MT_WRITE, MT_NONE}, {MT_NONE, MT_READ, MT_NONE, MT_NONE}}},
+    {"mt-write-read",
+     {{MT_NONE, MT_NONE, MT_WRITE, MT_NONE}, {MT_NONE, MT_READ, MT_NONE, MT_NONE}}},
     /* vCPU 2 writes, then vCPU 1 writes */
-    {"mt-write-write", {{MT_NONE, MT_NONE, MT_WRITE, MT_NONE}, {MT_NONE, MT_WRITE, MT_NONE, MT_NONE}}},
+    {"mt-write-write",
+     {{MT_NONE, MT_NONE, MT_WRITE, MT_NONE}, {MT_NONE, MT_WRITE, MT_NONE, MT_NONE}}},
 };
 static const struct mt_case *mt;
 static pthread_barrier_t mt_barrier;
