@@ -18,7 +18,9 @@
  *                                   C consecutive vCPU indices, coherent; l1_line = l2_line
  * Output: "regions=R accesses=A l1_misses=L foreign=F", then one line per L2
  * "l2=SIZE fills=LINES writebacks=LINES dram_bytes=BYTES" (with l2_cores, summed over the
- * clusters, then the lines of each vCPU and cluster and the coherence counts).
+ * clusters, then the lines of each vCPU and cluster and the coherence counts; switches: the
+ * accesses made by another vCPU than the one before, so accesses / switches is the mean run of
+ * one thread's accesses between two of another's).
  * One core (no l2_cores): accesses by any thread other than the one that called start are not
  * modelled but counted as foreign. With l2_cores every thread's accesses between start and
  * stop (both called by one thread) are modelled, each on its vCPU's L1 (vCPUs from
@@ -57,7 +59,7 @@ static uint64_t done_fills[CACHE_SIM_MAX_L2], done_writebacks[CACHE_SIM_MAX_L2];
 static uint64_t done_core_accesses[CACHE_MC_MAX_CORES], done_core_misses[CACHE_MC_MAX_CORES];
 static uint64_t done_cluster_fills[CACHE_MC_MAX_CORES][CACHE_SIM_MAX_L2];
 static uint64_t done_cluster_writebacks[CACHE_MC_MAX_CORES][CACHE_SIM_MAX_L2];
-static uint64_t done_transfers[CACHE_SIM_MAX_L2], done_invalidations;
+static uint64_t done_transfers[CACHE_SIM_MAX_L2], done_invalidations, done_switches;
 
 static void mc_on_start(unsigned int vcpu)
 {
@@ -93,6 +95,7 @@ static void mc_on_stop(unsigned int vcpu)
             done_transfers[i] += mc.transfers[i];
         }
         done_invalidations += mc.invalidations;
+        done_switches += mc.switches;
     }
     pthread_mutex_unlock(&mc_lock);
 }
@@ -205,8 +208,8 @@ static void at_exit(qemu_plugin_id_t id, void *unused)
                 sim.l2[i].size, done_fills[i], done_writebacks[i],
                 (done_fills[i] + done_writebacks[i]) * sim.l2[i].line);
     if (l2_cores) {
-        fprintf(f, "cores=%zu l2_cores=%zu clusters=%zu invalidations=%" PRIu64 "\n", mc.cores,
-                l2_cores, mc.clusters, done_invalidations);
+        fprintf(f, "cores=%zu l2_cores=%zu clusters=%zu invalidations=%" PRIu64 " switches=%" PRIu64
+                   "\n", mc.cores, l2_cores, mc.clusters, done_invalidations, done_switches);
         for (size_t c = 0; c < mc.cores; c++)
             if (done_core_accesses[c])
                 fprintf(f, "vcpu=%zu cluster=%zu accesses=%" PRIu64 " l1_misses=%" PRIu64 "\n", c,

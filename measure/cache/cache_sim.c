@@ -279,7 +279,7 @@ void cache_mc_reset(struct cache_mc *m)
             for (size_t i = 0; i < m->l2_count; i++)
                 level_reset(&m->cluster[g]->l2[i]);
     memset(m->transfers, 0, sizeof m->transfers);
-    m->invalidations = 0;
+    m->invalidations = m->switches = 0;
 }
 
 static struct sink mc_sink(const struct cache_mc *m, size_t i)
@@ -423,6 +423,10 @@ void cache_mc_access(struct cache_mc *m, size_t core, uint64_t addr, uint64_t si
 {
     struct cache_core *me = m->core[core];
     me->accesses++;
+    if (core != m->last_core) {
+        m->switches++;
+        m->last_core = core;
+    }
     unsigned shift = me->l1.line_shift;
     for (uint64_t line = addr >> shift; line <= (addr + size - 1) >> shift; line++)
         mc_access_line(m, core, line, is_store);

@@ -98,6 +98,9 @@ struct cache_mc {
     /* per L2 size: dirty lines handed from one cluster to another (no DRAM traffic), and
      * copies invalidated in other caches by a store */
     uint64_t transfers[CACHE_SIM_MAX_L2], invalidations;
+    /* accesses whose core is not the previous access's: how finely the threads interleave */
+    uint64_t switches;
+    size_t last_core;
     cache_sim_dram_hook *hook;     /* l2_index: the L2 size's index, whichever cluster */
     void *hook_ctx;
 };

@@ -122,7 +122,8 @@ report() {
     printf "  L2 %4d KiB: %.0f DRAM bytes, minimum %.0f, ratio %s (%s%s)\n",
            f["l2_kb"], f["dram_bytes"], f["min_bytes"], f["ratio"],
            f["measured"] == "full" ? "full call" : "extrapolated from " f["measured"] " columns",
-           f["work"] == "" ? "" : "; accesses per thread, %: " f["work"]
+           f["work"] == "" ? "" : "; accesses per thread, %: " f["work"] \
+             "; mean run of one thread between two of another: " f["run"] " accesses"
   }' "$dir/result.txt"
   [ "${DRAM_MAP:-0}" = 1 ] || return 0
   [ "$cols" = full ] || widest=${cols##* }
