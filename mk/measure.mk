@@ -137,11 +137,13 @@ bench-static: $(BENCH_LIB)
 # default: the report's list. DRAM_PLACEMENT: where the caller's buffers sit (aligned, malloc,
 # page+B: measure/dram/placement.h). DRAM_THREADS: the pool size of calls that name none (1;
 # above 1 the cache model of a K1's clusters: 4 cores per 512 KiB L2, whole calls).
-# DRAM_L2_KB: the L2 sizes modelled on one thread. DRAM_COLS: "full" or "C1 C2" (default:
+# DRAM_LOCKSTEP: on several threads, how many accesses a thread may run ahead of the others
+# (256; 0: as the host schedules them). DRAM_L2_KB: the L2 sizes modelled on one thread. DRAM_COLS: "full" or "C1 C2" (default:
 # measure-call.sh --columns). DRAM_MAP=1: also the traffic by address range.
 DRAM_CALLS     ?=
 DRAM_PLACEMENT ?= aligned
 DRAM_THREADS   ?= 1
+DRAM_LOCKSTEP  ?= 256
 DRAM_L2_KB     ?= 512 128
 DRAM_COLS      ?=
 DRAM_MAP       ?= 0
@@ -149,7 +151,7 @@ DRAM_CSV        = $(MEASURE)/dram$(if $(DRAM_CALLS),-selected).csv
 DRAM_NEEDS_TWIN = $(findstring zvfbfwma,$(DRAM_CALLS))
 bench-dram: $(CACHE_PLUGIN) $(DRAM_CALL) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(DRAM_REAL) $(if $(TOOLCHAIN),sid-qemu))
 	@DRAM_CALLS='$(DRAM_CALLS)' DRAM_PLACEMENT='$(DRAM_PLACEMENT)' DRAM_THREADS='$(DRAM_THREADS)' \
-	  DRAM_L2_KB='$(DRAM_L2_KB)' \
+	  DRAM_LOCKSTEP='$(DRAM_LOCKSTEP)' DRAM_L2_KB='$(DRAM_L2_KB)' \
 	  DRAM_COLS='$(DRAM_COLS)' DRAM_MAP='$(DRAM_MAP)' JOBS=$(JOBS) SID_QEMU='$(SID_QEMU)' \
 	  measure/dram/dram.sh $(CACHE_PLUGIN) $(DRAM_CALL) $(MEASURE)/explain.txt $(MEASURE)/dram \
 	  $(DRAM_CSV) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(DRAM_REAL))

@@ -25,9 +25,16 @@
  * modelled but counted as foreign. With l2_cores every thread's accesses between start and
  * stop (both called by one thread) are modelled, each on its vCPU's L1 (vCPUs from
  * CACHE_MC_MAX_CORES on count as foreign). QEMU user mode runs guest threads in parallel host
- * threads, so one mutex serialises the shared model. */
+ * threads, so one mutex serialises the shared model.
+ *   lockstep=Q                      (with l2_cores) no thread runs more than Q accesses ahead
+ *                                   of the least advanced of the others, as cores of one speed
+ *                                   would; a thread without an access for IDLE_MS of host time
+ *                                   (blocked, or not scheduled) is left out until it makes one,
+ *                                   and rejoins level with the others. Without it the threads
+ *                                   interleave as the host schedules them. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,10 +68,62 @@ static uint64_t done_cluster_fills[CACHE_MC_MAX_CORES][CACHE_SIM_MAX_L2];
 static uint64_t done_cluster_writebacks[CACHE_MC_MAX_CORES][CACHE_SIM_MAX_L2];
 static uint64_t done_transfers[CACHE_SIM_MAX_L2], done_invalidations, done_switches;
 
+/* lockstep=Q: per vCPU, the accesses of this region (its clock, rebased when it rejoins) and
+ * the host time of its last one (0: none yet); waiters sleep on step_cv under mc_lock. */
+#define IDLE_MS 20
+static uint64_t lockstep;
+static pthread_cond_t step_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t step_clock[CACHE_MC_MAX_CORES], step_seen[CACHE_MC_MAX_CORES];
+static int step_waiters;
+static uint64_t done_step_waits;
+
+static uint64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000 + 1; /* never 0 */
+}
+
+/* The least clock of the vCPUs other than v that made an access within IDLE_MS, or UINT64_MAX. */
+static uint64_t others_min(size_t v, uint64_t now)
+{
+    uint64_t least = UINT64_MAX;
+    for (size_t c = 0; c < mc.cores; c++)
+        if (c != v && step_seen[c] && now - step_seen[c] < IDLE_MS && step_clock[c] < least)
+            least = step_clock[c];
+    return least;
+}
+
+/* Waits (mc_lock held) until vCPU v is at most lockstep accesses ahead of the others. */
+static void step_wait(size_t v)
+{
+    uint64_t now = now_ms(), least = others_min(v, now);
+    if (!step_seen[v] || now - step_seen[v] >= IDLE_MS) /* (re)joining: level with the others */
+        if (least != UINT64_MAX && least > step_clock[v])
+            step_clock[v] = least;
+    step_seen[v] = now;
+    while (active && least != UINT64_MAX && step_clock[v] > least + lockstep) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 2000000;
+        if (until.tv_nsec >= 1000000000)
+            until.tv_sec++, until.tv_nsec -= 1000000000;
+        step_waiters++;
+        done_step_waits++;
+        pthread_cond_timedwait(&step_cv, &mc_lock, &until);
+        step_waiters--;
+        now = now_ms();
+        step_seen[v] = now; /* waiting to run is not idle */
+        least = others_min(v, now);
+    }
+}
+
 static void mc_on_start(unsigned int vcpu)
 {
     pthread_mutex_lock(&mc_lock);
     cache_mc_reset(&mc);
+    memset(step_clock, 0, sizeof step_clock);
+    memset(step_seen, 0, sizeof step_seen);
     region_vcpu = vcpu;
     active = 1;
     pthread_mutex_unlock(&mc_lock);
@@ -96,6 +155,7 @@ static void mc_on_stop(unsigned int vcpu)
         }
         done_invalidations += mc.invalidations;
         done_switches += mc.switches;
+        pthread_cond_broadcast(&step_cv); /* no one waits for a region that has ended */
     }
     pthread_mutex_unlock(&mc_lock);
 }
@@ -105,10 +165,19 @@ static void mc_on_mem(unsigned int vcpu, uint64_t vaddr, uint64_t size, int is_s
     const char *why;
     pthread_mutex_lock(&mc_lock);
     if (active) {
-        if (cache_mc_add_core(&mc, vcpu, &why) == 0)
-            cache_mc_access(&mc, vcpu, vaddr, size, is_store);
-        else
+        if (cache_mc_add_core(&mc, vcpu, &why) != 0)
             atomic_fetch_add(&foreign, 1);
+        else if (!lockstep)
+            cache_mc_access(&mc, vcpu, vaddr, size, is_store);
+        else {
+            step_wait(vcpu);
+            if (active) { /* the region may have ended while this thread waited */
+                cache_mc_access(&mc, vcpu, vaddr, size, is_store);
+                /* the least advanced thread wakes the others now and then */
+                if (++step_clock[vcpu] % 16 == 0 && step_waiters)
+                    pthread_cond_broadcast(&step_cv);
+            }
+        }
     }
     pthread_mutex_unlock(&mc_lock);
 }
@@ -209,7 +278,8 @@ static void at_exit(qemu_plugin_id_t id, void *unused)
                 (done_fills[i] + done_writebacks[i]) * sim.l2[i].line);
     if (l2_cores) {
         fprintf(f, "cores=%zu l2_cores=%zu clusters=%zu invalidations=%" PRIu64 " switches=%" PRIu64
-                   "\n", mc.cores, l2_cores, mc.clusters, done_invalidations, done_switches);
+                   " lockstep=%" PRIu64 " waits=%" PRIu64 "\n", mc.cores, l2_cores, mc.clusters,
+                done_invalidations, done_switches, lockstep, done_step_waits);
         for (size_t c = 0; c < mc.cores; c++)
             if (done_core_accesses[c])
                 fprintf(f, "vcpu=%zu cluster=%zu accesses=%" PRIu64 " l1_misses=%" PRIu64 "\n", c,
@@ -298,6 +368,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
                 return -1;
             }
             l2_cores = v;
+        } else if (strncmp(a, "lockstep=", 9) == 0) {
+            char *end;
+            lockstep = strtoull(a + 9, &end, 10);
+            if (end == a + 9 || *end) {
+                fprintf(stderr, "cache_model: \"%s\": expected a count of accesses\n", a);
+                return -1;
+            }
         } else if (strncmp(a, "start=", 6) == 0)
             start_sym = strdup(a + 6);
         else if (strncmp(a, "stop=", 5) == 0)
@@ -308,7 +385,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             regions_path = strdup(a + 8);
         else {
             fprintf(stderr, "cache_model: unknown argument \"%s\" (l1=, l1_ways=, l1_line=, l2=, "
-                            "l2_ways=, l2_line=, l2_cores=, start=, stop=, out=, regions=)\n", a);
+                            "l2_ways=, l2_line=, l2_cores=, lockstep=, start=, stop=, out=, regions=)\n", a);
             return -1;
         }
     }
@@ -330,6 +407,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     if (regions_path) {
         sim.hook = on_dram;
         sim.hook_ctx = &map;
+    }
+    if (lockstep && !l2_cores) {
+        fprintf(stderr, "cache_model: lockstep= needs l2_cores=\n");
+        return -1;
     }
     if (l2_cores) {
         if (l1_line != l2_line) {

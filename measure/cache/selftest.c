@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L /* pthread barriers */
 #include <pthread.h>
 #include <riscv_vector.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +102,10 @@ static void write_scalar(void *p, size_t bytes)
 #define MT_THREADS 4
 #define MT_BYTES (64 * KIB)
 
-enum mt_role { MT_NONE, MT_READ, MT_WRITE };
+/* MT_STREAM: meet the other streaming threads (a spin, so that each is running), then read a
+ * buffer of its own of MT_STREAM_BYTES twice */
+#define MT_STREAM_BYTES (96 * KIB)
+enum mt_role { MT_NONE, MT_READ, MT_WRITE, MT_STREAM };
 struct mt_case {
     const char *name;
     enum mt_role role[2][MT_THREADS];
@@ -117,10 +121,13 @@ static const struct mt_case mt_cases[] = {
     /* vCPU 2 writes, then vCPU 1 writes */
     {"mt-write-write",
      {{MT_NONE, MT_NONE, MT_WRITE, MT_NONE}, {MT_NONE, MT_WRITE, MT_NONE, MT_NONE}}},
+    /* vCPUs 0 and 1 each stream their own buffer twice, at the same time */
+    {"mt-stream", {{MT_STREAM, MT_STREAM, MT_NONE, MT_NONE}, {0}}},
 };
 static const struct mt_case *mt;
 static pthread_barrier_t mt_barrier;
-static void *mt_buffer;
+static void *mt_buffer, *mt_own[MT_THREADS];
+static atomic_int mt_streaming;
 
 static void mt_phase(int who, int phase)
 {
@@ -128,6 +135,12 @@ static void mt_phase(int who, int phase)
         read_scalar(mt_buffer, MT_BYTES, 1);
     else if (mt->role[phase][who] == MT_WRITE)
         write_scalar(mt_buffer, MT_BYTES);
+    else if (mt->role[phase][who] == MT_STREAM) {
+        atomic_fetch_add(&mt_streaming, 1);
+        while (atomic_load(&mt_streaming) < 2)
+            ;
+        read_scalar(mt_own[who], MT_STREAM_BYTES, 2);
+    }
 }
 
 /* Both phases, each between two barriers; the main thread opens the region before the first. */
@@ -151,6 +164,9 @@ static int mt_main(const struct mt_case *c)
     pthread_t workers[MT_THREADS - 1];
     mt = c;
     mt_buffer = buffer(MT_BYTES);
+    for (int i = 0; i < MT_THREADS; i++)
+        if (c->role[0][i] == MT_STREAM)
+            mt_own[i] = buffer(MT_STREAM_BYTES);
     pthread_barrier_init(&mt_barrier, NULL, MT_THREADS);
     for (int i = 1; i < MT_THREADS; i++)
         if (pthread_create(&workers[i - 1], NULL, mt_worker, (void *)(intptr_t)i) != 0) {
@@ -192,7 +208,8 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr, "usage: cache_selftest stream-once | stream-twice | reuse-16k | "
                         "reuse-256k | conflict | vector-stream | vector-strided | vector-copy | "
-                        "mt-read-1cluster | mt-read-2clusters | mt-write-read | mt-write-write\n");
+                        "mt-read-1cluster | mt-read-2clusters | mt-write-read | mt-write-write | "
+                        "mt-stream\n");
         return 2;
     }
     cache_model_stop();

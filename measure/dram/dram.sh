@@ -21,6 +21,8 @@
 #                   on one thread only).
 #   DRAM_PLACEMENT  where the caller's buffers sit when a call names none (placement.h; aligned)
 #   DRAM_THREADS    the thread count of a call that names none (default 1)
+#   DRAM_LOCKSTEP   on several threads, how many accesses a thread may run ahead of the
+#                   others (default 256; 0: as the host schedules them; measure-call.sh)
 #   DRAM_L2_KB      the L2 sizes modelled on one thread ("512 128": one core alone / its share
 #                   of a cluster)
 #   DRAM_COLS       "full" or "C1 C2" for every one-thread call (default: measure-call.sh --columns)
@@ -168,6 +170,7 @@ measure() {
   [ "${DRAM_MAP:-0}" != 1 ] || { map_dir=$dir/map; mkdir -p "$map_dir"; }
   # shellcheck disable=SC2086
   DRAM_PLACEMENT=$placement DRAM_MAP_DIR=$map_dir L2_KB=$l2 VLEN=$vlen THREADS=$threads \
+    LOCKSTEP=${DRAM_LOCKSTEP:-256} \
     L2_CORES=$CLUSTER_CORES "$here/measure-call.sh" "$plugin" "$prog" "$path" "$m" "$n" "$k" $cols \
     > "$dir/result.txt"
   awk -v row="$m,$n,$k,$path,$placement,$threads" '
@@ -178,7 +181,7 @@ measure() {
   {
     if [ "$threads" = 1 ]; then echo "dram: M=$m N=$n K=$k $path, buffers $placement, VLEN $vlen, one thread"
     else echo "dram: M=$m N=$n K=$k $path, buffers $placement, VLEN $vlen, $threads threads" \
-              "(clusters of $CLUSTER_CORES, L2 per cluster)"; fi
+              "(clusters of $CLUSTER_CORES, L2 per cluster; lockstep ${DRAM_LOCKSTEP:-256})"; fi
     [ ! -f "$dir/check.txt" ] || cat "$dir/check.txt"
     report "$dir" "$n" "$cols" "$l2"
   } > "$dir/report.txt"

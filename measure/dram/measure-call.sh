@@ -16,7 +16,9 @@
 # shared), THREADS (default 1: the program's pool size; above 1 the plugin models one L1 per
 # vCPU and one L2 of each L2_KB size per cluster of L2_CORES (default 4) vCPUs, all sizes in
 # one run, and the library picks its blocking itself, as it does for that many threads; the
-# whole call then runs, never slices), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by address range and the
+# whole call then runs, never slices), LOCKSTEP (default 256: on several threads, no thread
+# runs more than that many accesses ahead of the others, as cores of one speed would; 0: as
+# the host schedules them), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by address range and the
 # program's output there, as COLUMNS-L2_KB.map and .out), DRAM_PLACEMENT (where the program
 # puts the caller's buffers: measure/dram/placement.h). Prints one line per L2:
 #   l2_kb=512 dram_bytes=B min_bytes=B ratio=R measured=full
@@ -97,7 +99,7 @@ check_run() {
 run_threads() {
   local l2 args="" tag=$n-threads
   for l2 in $l2s; do args="$args,l2=${l2}K"; done
-  args="$args,l2_cores=$l2_cores"
+  args="$args,l2_cores=$l2_cores,lockstep=${LOCKSTEP:-256}"
   [ -z "${DRAM_MAP_DIR:-}" ] || args="$args,regions=$DRAM_MAP_DIR/$n-${l2s%% *}.map"
   env -i DRAM_PLACEMENT="${DRAM_PLACEMENT:-aligned}" \
     "$qemu" -cpu "rv64,v=true,vext_spec=v1.0,vlen=$vlen" \
