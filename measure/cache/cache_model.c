@@ -70,12 +70,12 @@ static uint64_t done_transfers[CACHE_SIM_MAX_L2], done_invalidations, done_switc
 
 /* lockstep=Q: per vCPU, the accesses of this region (its clock, rebased when it rejoins) and
  * the host time of its last one (0: none yet); waiters sleep on step_cv under mc_lock. */
-#define IDLE_MS 20
+#define IDLE_MS 100
 static uint64_t lockstep;
 static pthread_cond_t step_cv = PTHREAD_COND_INITIALIZER;
 static uint64_t step_clock[CACHE_MC_MAX_CORES], step_seen[CACHE_MC_MAX_CORES];
 static int step_waiters;
-static uint64_t done_step_waits;
+static uint64_t done_step_waits, done_step_joins;
 
 static uint64_t now_ms(void)
 {
@@ -98,9 +98,11 @@ static uint64_t others_min(size_t v, uint64_t now)
 static void step_wait(size_t v)
 {
     uint64_t now = now_ms(), least = others_min(v, now);
-    if (!step_seen[v] || now - step_seen[v] >= IDLE_MS) /* (re)joining: level with the others */
+    if (!step_seen[v] || now - step_seen[v] >= IDLE_MS) { /* (re)joining: level with the others */
+        done_step_joins++;
         if (least != UINT64_MAX && least > step_clock[v])
             step_clock[v] = least;
+    }
     step_seen[v] = now;
     while (active && least != UINT64_MAX && step_clock[v] > least + lockstep) {
         struct timespec until;
@@ -278,8 +280,9 @@ static void at_exit(qemu_plugin_id_t id, void *unused)
                 (done_fills[i] + done_writebacks[i]) * sim.l2[i].line);
     if (l2_cores) {
         fprintf(f, "cores=%zu l2_cores=%zu clusters=%zu invalidations=%" PRIu64 " switches=%" PRIu64
-                   " lockstep=%" PRIu64 " waits=%" PRIu64 "\n", mc.cores, l2_cores, mc.clusters,
-                done_invalidations, done_switches, lockstep, done_step_waits);
+                   " lockstep=%" PRIu64 " waits=%" PRIu64 " joins=%" PRIu64 "\n", mc.cores,
+                l2_cores, mc.clusters, done_invalidations, done_switches, lockstep, done_step_waits,
+                done_step_joins);
         for (size_t c = 0; c < mc.cores; c++)
             if (done_core_accesses[c])
                 fprintf(f, "vcpu=%zu cluster=%zu accesses=%" PRIu64 " l1_misses=%" PRIu64 "\n", c,

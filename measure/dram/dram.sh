@@ -125,7 +125,8 @@ report() {
            f["l2_kb"], f["dram_bytes"], f["min_bytes"], f["ratio"],
            f["measured"] == "full" ? "full call" : "extrapolated from " f["measured"] " columns",
            f["work"] == "" ? "" : "; accesses per thread, %: " f["work"] \
-             "; mean run of one thread between two of another: " f["run"] " accesses"
+             "; mean run of one thread between two of another: " f["run"] " accesses" \
+             "; lockstep joins: " f["joins"]
   }' "$dir/result.txt"
   [ "${DRAM_MAP:-0}" = 1 ] || return 0
   [ "$cols" = full ] || widest=${cols##* }

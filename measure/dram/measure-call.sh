@@ -111,12 +111,13 @@ run_threads() {
 }
 
 # work TAG -> each vCPU's share of the accesses, in percent, and the mean run of one thread's
-# accesses: "A0/A1/... run=R".
+# accesses, and how often a thread joined the lockstep (once each, more if one was left out
+# for a while): "A0/A1/... run=R joins=J".
 work() {
   awk '/^vcpu=/ { split($1, v, "="); split($3, a, "="); n[v[2]] = a[2]; t += a[2]; if (v[2] > hi) hi = v[2] }
-       /^cores=/ { for (i = 1; i <= NF; i++) if ($i ~ /^switches=/) { split($i, s, "="); sw = s[2] } }
+       /^cores=/ { for (i = 1; i <= NF; i++) { split($i, s, "="); f[s[1]] = s[2] } }
        END { for (i = 0; i <= hi; i++) printf "%s%.0f", i ? "/" : "", 100 * n[i] / t
-             printf " run=%.0f", sw ? t / sw : 0 }' "$tmp/$1.counts"
+             printf " run=%.0f joins=%d", f["switches"] ? t / f["switches"] : 0, f["joins"] }' "$tmp/$1.counts"
 }
 
 # run COLUMNS -> "$tmp/COLUMNS-L2.counts" for each L2: one call on COLUMNS columns per L2.
