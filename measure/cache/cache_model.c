@@ -70,7 +70,7 @@ static uint64_t done_transfers[CACHE_SIM_MAX_L2], done_invalidations, done_switc
 
 /* lockstep=Q: per vCPU, the accesses of this region (its clock, rebased when it rejoins) and
  * the host time of its last one (0: none yet); waiters sleep on step_cv under mc_lock. */
-#define IDLE_MS 100
+#define IDLE_MS 1000
 static uint64_t lockstep;
 static pthread_cond_t step_cv = PTHREAD_COND_INITIALIZER;
 static uint64_t step_clock[CACHE_MC_MAX_CORES], step_seen[CACHE_MC_MAX_CORES];
