@@ -12,10 +12,16 @@
  *   out=FILE                        where the counts go at exit (default stderr)
  *   regions=FILE                    the traffic by address range too (traffic_map.h), to tell
  *                                   which buffer moves the bytes
- *   qemu-riscv64 -plugin build/measure/libcache_model.so,l2=512K,l2=128K,out=c.txt prog
  *   l2_cores=C                      several cores (cache_sim.h, struct cache_mc): one L1 per
  *                                   vCPU (guest thread) and one L2 of each size per cluster of
  *                                   C consecutive vCPU indices, coherent; l1_line = l2_line
+ *   lockstep=Q                      (with l2_cores) no thread runs more than Q accesses ahead
+ *                                   of the least advanced of the others, as cores of one speed
+ *                                   would; a thread without an access for IDLE_MS (1 s) of host
+ *                                   time (blocked, or not scheduled) is left out until it makes
+ *                                   one, and rejoins level with the others. Without it the
+ *                                   threads interleave as the host schedules them.
+ *   qemu-riscv64 -plugin build/measure/libcache_model.so,l2=512K,l2=128K,out=c.txt prog
  * Output: "regions=R accesses=A l1_misses=L foreign=F", then one line per L2
  * "l2=SIZE fills=LINES writebacks=LINES dram_bytes=BYTES" (with l2_cores, summed over the
  * clusters, then the lines of each vCPU and cluster and the coherence counts; switches: the
@@ -25,20 +31,14 @@
  * modelled but counted as foreign. With l2_cores every thread's accesses between start and
  * stop (both called by one thread) are modelled, each on its vCPU's L1 (vCPUs from
  * CACHE_MC_MAX_CORES on count as foreign). QEMU user mode runs guest threads in parallel host
- * threads, so one mutex serialises the shared model.
- *   lockstep=Q                      (with l2_cores) no thread runs more than Q accesses ahead
- *                                   of the least advanced of the others, as cores of one speed
- *                                   would; a thread without an access for IDLE_MS of host time
- *                                   (blocked, or not scheduled) is left out until it makes one,
- *                                   and rejoins level with the others. Without it the threads
- *                                   interleave as the host schedules them. */
+ * threads, so one mutex serialises the shared model. */
 #include <inttypes.h>
 #include <pthread.h>
-#include <time.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <qemu-plugin.h>
 
