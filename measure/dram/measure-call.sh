@@ -18,9 +18,10 @@
 # one run, and the library picks its blocking itself, as it does for that many threads; the
 # whole call then runs, never slices), LOCKSTEP (default 256: on several threads, no thread
 # runs more than that many accesses ahead of the others, as cores of one speed would; 0: as
-# the host schedules them), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by address range and the
-# program's output there, as COLUMNS-L2_KB.map and .out), DRAM_PLACEMENT (where the program
-# puts the caller's buffers: measure/dram/placement.h). Prints one line per L2:
+# the host schedules them), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by
+# address range and the program's output there, as COLUMNS-L2_KB.map and .out),
+# DRAM_PLACEMENT (where the program puts the caller's buffers: measure/dram/placement.h).
+# Prints one line per L2:
 #   l2_kb=512 dram_bytes=B min_bytes=B ratio=R measured=full
 # With COLS1 < COLS2 the two narrower calls run instead of the full one (a call with M = 128
 # and N = 4096 takes minutes under QEMU) and the traffic is extrapolated to N columns along
