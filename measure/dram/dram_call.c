@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache_marker.h"
 #include "dram_data.h"
@@ -73,6 +74,10 @@ int main(int argc, char **argv)
                 threads);
         return 1;
     }
+    /* The workers just started: let them reach their wait for work before the region opens
+     * (a plain call opens it at once; under QEMU on a loaded host they took over a second). */
+    if (threads > 1)
+        nanosleep(&(struct timespec){.tv_sec = 1}, NULL);
     gemm_rvv_force_fallback(strcmp(path, "fallback") == 0);
     gemm_rvv_weight *weight = NULL;
     if (packed)
