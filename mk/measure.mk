@@ -94,7 +94,7 @@ $(COUNT_CALL): measure/count/count_call.c $(BENCH_LIB) $(MEASURE)/plain_c_zvl256
 
 $(CACHE_SELFTEST): measure/cache/selftest.c $(MARKER_SRCS) measure/cache/cache_marker.h $(BUILD)/probe.ok
 	@mkdir -p $(@D)
-	$(TARGET_CC) $(TARGET_CFLAGS) -march=rv64gcv -Imeasure/cache -static $< $(MARKER_SRCS) -o $@
+	$(TARGET_CC) $(TARGET_CFLAGS) -march=rv64gcv -Imeasure/cache -static $< $(MARKER_SRCS) -lpthread -o $@
 
 $(DRAM_CALL): measure/dram/dram_call.c $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
 	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -static $< $(DRAM_SRCS) $(BENCH_LIB) \
@@ -135,20 +135,26 @@ bench-static: $(BENCH_LIB)
 	@$(call run_into,$(MEASURE)/static-vwork-vlen$(BENCH_VLEN).txt,measure/static-vwork.sh \
 	  '$(OBJDUMP)' $(MEASURE)/gen $(MEASURE)/obj $(BENCH_VLEN))
 
-# DRAM_CALLS="M N K PATH [PLACEMENT];..." measures those calls only, into dram-selected.csv
-# (PATH: packed, plain, fallback, zvfbfwma (packed, through the twin)); default: the report's
-# list. DRAM_PLACEMENT: where the caller's buffers sit (aligned, malloc, page+B:
-# measure/dram/placement.h). DRAM_L2_KB: the L2 sizes modelled. DRAM_COLS: "full" or "C1 C2"
-# (default: measure-call.sh --columns). DRAM_MAP=1: also the traffic by address range.
+# DRAM_CALLS="M N K PATH [PLACEMENT [THREADS]];..." measures those calls only, into
+# dram-selected.csv (PATH: packed, plain, fallback, zvfbfwma (packed, through the twin));
+# default: the report's list. DRAM_PLACEMENT: where the caller's buffers sit (aligned, malloc,
+# page+B: measure/dram/placement.h). DRAM_THREADS: the pool size of calls that name none (1;
+# above 1 the cache model of a K1's clusters: 4 cores per 512 KiB L2, whole calls).
+# DRAM_LOCKSTEP: on several threads, how many accesses a thread may run ahead of the others
+# (256; 0: as the host schedules them). DRAM_L2_KB: the L2 sizes modelled on one thread. DRAM_COLS: "full" or "C1 C2" (default:
+# measure-call.sh --columns). DRAM_MAP=1: also the traffic by address range.
 DRAM_CALLS     ?=
 DRAM_PLACEMENT ?= aligned
+DRAM_THREADS   ?= 1
+DRAM_LOCKSTEP  ?= 256
 DRAM_L2_KB     ?= 512 128
 DRAM_COLS      ?=
 DRAM_MAP       ?= 0
 DRAM_CSV        = $(MEASURE)/dram$(if $(DRAM_CALLS),-selected).csv
 DRAM_NEEDS_TWIN = $(findstring zvfbfwma,$(DRAM_CALLS))
 bench-dram: $(CACHE_PLUGIN) $(DRAM_CALL) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(DRAM_REAL) $(if $(TOOLCHAIN),sid-qemu))
-	@DRAM_CALLS='$(DRAM_CALLS)' DRAM_PLACEMENT='$(DRAM_PLACEMENT)' DRAM_L2_KB='$(DRAM_L2_KB)' \
+	@DRAM_CALLS='$(DRAM_CALLS)' DRAM_PLACEMENT='$(DRAM_PLACEMENT)' DRAM_THREADS='$(DRAM_THREADS)' \
+	  DRAM_LOCKSTEP='$(DRAM_LOCKSTEP)' DRAM_L2_KB='$(DRAM_L2_KB)' \
 	  DRAM_COLS='$(DRAM_COLS)' DRAM_MAP='$(DRAM_MAP)' JOBS=$(JOBS) SID_QEMU='$(SID_QEMU)' \
 	  measure/dram/dram.sh $(CACHE_PLUGIN) $(DRAM_CALL) $(MEASURE)/explain.txt $(MEASURE)/dram \
 	  $(DRAM_CSV) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(DRAM_REAL))

@@ -1,9 +1,13 @@
 /* One Linear call through the public API, bracketed by the cache model's markers, for
  * measure/cache/cache_model.c to count its DRAM traffic:
- *   dram_call PATH M N K
+ *   dram_call PATH M N K [THREADS]
  * PATH: packed (gemm_rvv_linear on a weight object: packing at create is outside the region),
- * plain (gemm_rvv_linear_plain on [N, K] weights), fallback (the same, fallback forced). One
- * thread; F32 output, no bias; X, W and Y where DRAM_PLACEMENT puts them (placement.h).
+ * plain (gemm_rvv_linear_plain on [N, K] weights), fallback (the same, fallback forced).
+ * THREADS (default 1): the library's pool (gemm_rvv_set_threads), set before the weight is
+ * made, so its workers exist before the region opens (vCPUs 1 to THREADS - 1 under QEMU, the
+ * caller vCPU 0) and the call takes the blocking the runtime picks for that count. No call
+ * runs before the measured one, on any thread count. F32 output, no bias; X, W and Y where
+ * DRAM_PLACEMENT puts them (placement.h).
  * Prints what served the call (kernel or fallback, from the library's counters) and the
  * minimum traffic: the weights once (N * K BF16; the packed copy is no smaller), the BF16
  * activations once and the F32 outputs once, and where X, W and Y are. Uses nothing but
@@ -11,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache_marker.h"
 #include "dram_data.h"
@@ -47,12 +52,13 @@ static long positive(const char *s, const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: dram_call packed|plain|fallback M N K\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: dram_call packed|plain|fallback M N K [THREADS]\n");
         return 2;
     }
     const char *path = argv[1];
     int64_t m = positive(argv[2], "M"), n = positive(argv[3], "N"), k = positive(argv[4], "K");
+    long threads = argc == 6 ? positive(argv[5], "THREADS") : 1;
     int packed = strcmp(path, "packed") == 0;
     if (!packed && strcmp(path, "plain") != 0 && strcmp(path, "fallback") != 0) {
         fprintf(stderr, "dram_call: unknown path \"%s\" (packed, plain, fallback)\n", path);
@@ -62,7 +68,16 @@ int main(int argc, char **argv)
     uint16_t *x = bf16_data((size_t)(m * k), 1), *w = bf16_data((size_t)(n * k), 2);
     float *y = placement_alloc(&placement, (size_t)(m * n) * sizeof *y, sizeof *y, "dram_call");
     memset(y, 0, (size_t)(m * n) * sizeof *y);
-    check(gemm_rvv_set_threads(1), "set_threads");
+    check(gemm_rvv_set_threads((int)threads), "set_threads");
+    if (gemm_rvv_get_threads() != threads) {
+        fprintf(stderr, "dram_call: the pool has %d threads, not %ld\n", gemm_rvv_get_threads(),
+                threads);
+        return 1;
+    }
+    /* The workers just started: let them reach their wait for work before the region opens
+     * (a plain call opens it at once; under QEMU on a loaded host they took over a second). */
+    if (threads > 1)
+        nanosleep(&(struct timespec){.tv_sec = 1}, NULL);
     gemm_rvv_force_fallback(strcmp(path, "fallback") == 0);
     gemm_rvv_weight *weight = NULL;
     if (packed)
@@ -82,6 +97,7 @@ int main(int argc, char **argv)
     char where[32];
     printf("served=%s\n", kernel_calls ? "kernel" : "fallback");
     printf("placement=%s\n", placement_name(&placement, where, sizeof where));
+    printf("threads=%ld\n", threads);
     /* for telling the caller's buffers from the library's in the plugin's regions= map */
     printf("buffer=x addr=%p bytes=%lld\n", (void *)x, (long long)(m * k * 2));
     printf("buffer=w addr=%p bytes=%lld\n", (void *)w, (long long)(n * k * 2));

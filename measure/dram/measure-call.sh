@@ -13,9 +13,15 @@
 # that has kernels for (N, K) (or for (COLS1, K) and (COLS2, K)); measure/dram/dram.sh runs it.
 # Env: L2_KB (default "512 128", each modelled with L1D 32 KiB 8-way, L2 16-way,
 # 64-byte lines; one run each, with GEMM_RVV_BLOCKING=alone at 512 KiB and more, else
-# shared), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by address range and the
-# program's output there, as COLUMNS-L2_KB.map and .out), DRAM_PLACEMENT (where the program
-# puts the caller's buffers: measure/dram/placement.h). Prints one line per L2:
+# shared), THREADS (default 1: the program's pool size; above 1 the plugin models one L1 per
+# vCPU and one L2 of each L2_KB size per cluster of L2_CORES (default 4) vCPUs, all sizes in
+# one run, and the library picks its blocking itself, as it does for that many threads; the
+# whole call then runs, never slices), LOCKSTEP (default 256: on several threads, no thread
+# runs more than that many accesses ahead of the others, as cores of one speed would; 0: as
+# the host schedules them), VLEN (default 256), DRAM_MAP_DIR (keep each run's traffic by
+# address range and the program's output there, as COLUMNS-L2_KB.map and .out),
+# DRAM_PLACEMENT (where the program puts the caller's buffers: measure/dram/placement.h).
+# Prints one line per L2:
 #   l2_kb=512 dram_bytes=B min_bytes=B ratio=R measured=full
 # With COLS1 < COLS2 the two narrower calls run instead of the full one (a call with M = 128
 # and N = 4096 takes minutes under QEMU) and the traffic is extrapolated to N columns along
@@ -59,7 +65,12 @@ shift 6
 # shellcheck disable=SC2046
 [ $# -gt 0 ] || set -- $(default_columns "$m" "$n" "$k")
 [ "${1:-}" != full ] || shift
-l2s=${L2_KB:-512 128} vlen=${VLEN:-256}
+l2s=${L2_KB:-512 128} vlen=${VLEN:-256} threads=${THREADS:-1} l2_cores=${L2_CORES:-4}
+[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "measure-call: THREADS must be a positive integer" >&2; exit 2; }
+# Slices are exact on one thread only: on several, the columns are split over the threads, so
+# a narrower call gives each thread other pieces than the full call does.
+[ "$threads" = 1 ] || [ $# -eq 0 ] ||
+  { echo "measure-call: on $threads threads only whole calls are measured (no COLS1 COLS2)" >&2; exit 2; }
 qemu=$(command -v qemu-riscv64)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -68,10 +79,60 @@ trap 'rm -rf "$tmp"' EXIT
 # plan for a whole L2 at 512 KiB and more, that for one core's share of it below.
 blocking() { [ "$1" -ge 512 ] && echo alone || echo shared; }
 
+# check_run TAG: the call was served as asked, in one region, every access modelled.
+check_run() {
+  local tag=$1 served want=kernel
+  [ "$path" = fallback ] && want=fallback
+  served=$(sed -n 's/^served=//p' "$tmp/$tag.out")
+  if [ "$served" != "$want" ]; then
+    echo "measure-call: M=$m N=${tag%%-*} K=$k $path was served by the $served, not a $want" \
+         "(does the library have a kernel for N=${tag%%-*}, K=$k?)" >&2
+    exit 1
+  fi
+  if ! grep -q '^regions=1 .* foreign=0$' "$tmp/$tag.counts"; then
+    echo "measure-call: expected one region with every access modelled, got: $(head -1 "$tmp/$tag.counts")" >&2
+    exit 1
+  fi
+}
+
+# run_threads: the whole call on THREADS threads, once for every L2 size, into
+# "$tmp/N-L2.counts" for each. No GEMM_RVV_BLOCKING: the runtime's own choice for that count.
+run_threads() {
+  local l2 args="" tag=$n-threads
+  for l2 in $l2s; do args="$args,l2=${l2}K"; done
+  args="$args,l2_cores=$l2_cores,lockstep=${LOCKSTEP:-256}"
+  [ -z "${DRAM_MAP_DIR:-}" ] || args="$args,regions=$DRAM_MAP_DIR/$n-${l2s%% *}.map"
+  # A thread the host left unscheduled for a second drops out of the lockstep, and the run is
+  # not the one cores of one speed would make: up to three tries for one without that.
+  local try joins
+  for try in 1 2 3; do
+    env -i DRAM_PLACEMENT="${DRAM_PLACEMENT:-aligned}" \
+      "$qemu" -cpu "rv64,v=true,vext_spec=v1.0,vlen=$vlen" \
+      -plugin "$plugin,l1=32K,l1_ways=8,l1_line=64,l2_ways=16,l2_line=64$args,out=$tmp/$tag.counts" \
+      "$program" "$path" "$m" "$n" "$k" "$threads" > "$tmp/$tag.out"
+    joins=$(sed -n 's/^cores=.* joins=//p' "$tmp/$tag.counts")
+    [ "${LOCKSTEP:-256}" != 0 ] && [ "${joins:-0}" -gt "$threads" ] || break
+    echo "measure-call: M=$m N=$n K=$k $path on $threads threads: a thread left the lockstep" \
+         "($joins joins; try $try of 3)" >&2
+  done
+  [ -z "${DRAM_MAP_DIR:-}" ] || cp "$tmp/$tag.out" "$DRAM_MAP_DIR/$n-${l2s%% *}.out"
+  check_run "$tag"
+  for l2 in $l2s; do cp "$tmp/$tag.counts" "$tmp/$n-$l2.counts"; done
+}
+
+# work TAG -> each vCPU's share of the accesses, in percent, and the mean run of one thread's
+# accesses, and how often a thread joined the lockstep (once each, more if one was left out
+# for a while): "A0/A1/... run=R joins=J".
+work() {
+  awk '/^vcpu=/ { split($1, v, "="); split($3, a, "="); n[v[2]] = a[2]; t += a[2]; if (v[2] > hi) hi = v[2] }
+       /^cores=/ { for (i = 1; i <= NF; i++) { split($i, s, "="); f[s[1]] = s[2] } }
+       END { for (i = 0; i <= hi; i++) printf "%s%.0f", i ? "/" : "", 100 * n[i] / t
+             printf " run=%.0f joins=%d", f["switches"] ? t / f["switches"] : 0, f["joins"] }' "$tmp/$1.counts"
+}
+
 # run COLUMNS -> "$tmp/COLUMNS-L2.counts" for each L2: one call on COLUMNS columns per L2.
 run() {
-  local cols=$1 l2 args tag served want=kernel
-  [ "$path" = fallback ] && want=fallback
+  local cols=$1 l2 args tag
   for l2 in $l2s; do
     tag=$cols-$l2 args=",l2=${l2}K"
     [ -z "${DRAM_MAP_DIR:-}" ] || args="$args,regions=$DRAM_MAP_DIR/$tag.map"
@@ -82,16 +143,7 @@ run() {
       -plugin "$plugin,l1=32K,l1_ways=8,l1_line=64,l2_ways=16,l2_line=64$args,out=$tmp/$tag.counts" \
       "$program" "$path" "$m" "$cols" "$k" > "$tmp/$tag.out"
     [ -z "${DRAM_MAP_DIR:-}" ] || cp "$tmp/$tag.out" "$DRAM_MAP_DIR/$tag.out"
-    served=$(sed -n 's/^served=//p' "$tmp/$tag.out")
-    if [ "$served" != "$want" ]; then
-      echo "measure-call: M=$m N=$cols K=$k $path was served by the $served, not a $want" \
-           "(does the library have a kernel for N=$cols, K=$k?)" >&2
-      exit 1
-    fi
-    if ! grep -q '^regions=1 .* foreign=0$' "$tmp/$tag.counts"; then
-      echo "measure-call: expected one region on one thread, got: $(head -1 "$tmp/$tag.counts")" >&2
-      exit 1
-    fi
+    check_run "$tag"
   done
 }
 
@@ -99,7 +151,13 @@ run() {
 bytes() { sed -n "s/^l2=$(($2 * 1024)) .*dram_bytes=//p" "$tmp/$1-$2.counts"; }
 
 min=$(( n * k * 2 + m * k * 2 + m * n * 4 ))
-if [ $# -eq 0 ]; then
+if [ "$threads" -gt 1 ]; then
+  run_threads
+  for l2 in $l2s; do
+    awk -v l2="$l2" -v d="$(bytes "$n" "$l2")" -v min="$min" -v w="$(work "$n-threads")" 'BEGIN {
+      printf "l2_kb=%d dram_bytes=%.0f min_bytes=%.0f ratio=%.3f measured=full work=%s\n", l2, d, min, d / min, w }'
+  done
+elif [ $# -eq 0 ]; then
   run "$n"
   for l2 in $l2s; do
     awk -v l2="$l2" -v d="$(bytes "$n" "$l2")" -v min="$min" 'BEGIN {
