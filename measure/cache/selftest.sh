@@ -68,14 +68,17 @@ MT_CASES=(
 MT_STREAM_CASES=(
   "mt-stream l2_cores=2,lockstep=256 $((192 * KIB)) $((384 * KIB)) 0,1 two streams of 96 KiB, twice, in lockstep"
 )
-for c in "${MT_CASES[@]}"; do
-  read -r name args want busy why <<< "$c"
+# check_mt NAME ARGS WANT_512 WANT_128 BUSY WHY: one several-thread case run with the plugin's
+# ARGS, its DRAM bytes at each L2 within MT_SLACK over the expected, on the expected vCPUs.
+check_mt() {
+  local name=$1 args=$2 want512=$3 want128=$4 busy=$5 why=$6 out ran l2 want got verdict
   out=$tmp/$name-${args//[,=]/-}
   qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256 \
     -plugin "$plugin,l1=32K,l1_ways=8,l2=512K,l2=128K,l2_ways=16,$args,out=$out" \
     "$program" "$name"
   ran=$(awk '/^vcpu=/ { split($1, v, "="); split($3, a, "="); if (a[2] >= 8192) printf "%s%s", n++ ? "," : "", v[2] }' "$out")
   for l2 in 512 128; do
+    want=$([ "$l2" = 512 ] && echo "$want512" || echo "$want128")
     got=$(sed -n "s/^l2=$((l2 * 1024)) .*dram_bytes=//p" "$out")
     if [ -n "$got" ] && [ "$got" -ge "$want" ] && [ "$got" -le $((want + MT_SLACK)) ] &&
        [ "$ran" = "$busy" ] && grep -q '^regions=1 .* foreign=0$' "$out"; then
@@ -86,26 +89,14 @@ for c in "${MT_CASES[@]}"; do
     printf '%-4s %-17s %s, L2 %3d KiB: %7s bytes, expected %7d (+%d), busy vCPUs %s (expected %s): %s\n' \
       "$verdict" "$name" "$args" "$l2" "${got:-none}" "$want" "$MT_SLACK" "${ran:-none}" "$busy" "$why"
   done
+}
+for c in "${MT_CASES[@]}"; do
+  read -r name args want busy why <<< "$c"
+  check_mt "$name" "$args" "$want" "$want" "$busy" "$why"
 done
 for c in "${MT_STREAM_CASES[@]}"; do
   read -r name args want512 want128 busy why <<< "$c"
-  out=$tmp/$name-${args//[,=]/-}
-  qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256 \
-    -plugin "$plugin,l1=32K,l1_ways=8,l2=512K,l2=128K,l2_ways=16,$args,out=$out" \
-    "$program" "$name"
-  ran=$(awk '/^vcpu=/ { split($1, v, "="); split($3, a, "="); if (a[2] >= 8192) printf "%s%s", n++ ? "," : "", v[2] }' "$out")
-  for l2 in 512 128; do
-    want=$([ $l2 = 512 ] && echo "$want512" || echo "$want128")
-    got=$(sed -n "s/^l2=$((l2 * 1024)) .*dram_bytes=//p" "$out")
-    if [ -n "$got" ] && [ "$got" -ge "$want" ] && [ "$got" -le $((want + MT_SLACK)) ] &&
-       [ "$ran" = "$busy" ] && grep -q '^regions=1 .* foreign=0$' "$out"; then
-      verdict=ok
-    else
-      verdict=FAIL failed=1
-    fi
-    printf '%-4s %-17s %s, L2 %3d KiB: %7s bytes, expected %7d (+%d), busy vCPUs %s (expected %s): %s\n' \
-      "$verdict" "$name" "$args" "$l2" "${got:-none}" "$want" "$MT_SLACK" "${ran:-none}" "$busy" "$why"
-  done
+  check_mt "$name" "$args" "$want512" "$want128" "$busy" "$why"
 done
 # Without l2_cores the model is one core's: the workers' accesses are foreign, not modelled.
 qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256 \
