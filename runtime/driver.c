@@ -195,20 +195,24 @@ static void tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t
 }
 
 /* X's rows are copied into scratch a K block at a time during the first column block. */
-int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end)
+/* The blocking's rule for a copy of X (gen/blocking.c's x_copy_applies): rows enough, columns
+ * enough, X's rows a multiple of the stride apart. */
+static int x_copy_applies(const struct gr_drive *d, size_t cols)
 {
     const struct gr_blocking *b = &d->blocking;
-    return b->x_copy_rows && !b->x_copy_shared && d->rows >= b->x_copy_rows &&
-           col_end - col_begin >= b->x_copy_cols &&
+    return b->x_copy_rows && d->rows >= b->x_copy_rows && cols >= b->x_copy_cols &&
            d->ldx * sizeof(uint16_t) % b->x_copy_stride == 0;
+}
+
+int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end)
+{
+    return !d->blocking.x_copy_shared && x_copy_applies(d, col_end - col_begin);
 }
 
 /* One copy for the call: read by every participant, its columns counted on the call's. */
 int gr_drive_shares_x(const struct gr_drive *d, size_t n)
 {
-    const struct gr_blocking *b = &d->blocking;
-    return b->x_copy_rows && b->x_copy_shared && d->rows >= b->x_copy_rows &&
-           n >= b->x_copy_cols && d->ldx * sizeof(uint16_t) % b->x_copy_stride == 0;
+    return d->blocking.x_copy_shared && x_copy_applies(d, n);
 }
 
 size_t gr_drive_shared_bytes(const struct gr_drive *d)
@@ -271,10 +275,10 @@ void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end
     const int y_partials = gr_y_from_partials((uintptr_t)d->y, d->ldy * y_bytes,
                                               d->strip * y_bytes, strips, kb.first < k ? 2 : 1);
 
-    const int own_copy = !d->x_copy && gr_drive_copies_x(d, col_begin, col_end);
-    const uint16_t *x_c = d->x_copy ? d->x_copy
-                          : own_copy ? (const uint16_t *)(void *)((char *)scratch + l.x_copy)
-                                     : NULL;
+    uint16_t *own_copy = !d->x_copy && gr_drive_copies_x(d, col_begin, col_end)
+                             ? (uint16_t *)(void *)((char *)scratch + l.x_copy)
+                             : NULL;
+    const uint16_t *x_c = d->x_copy ? d->x_copy : own_copy;
     struct gr_drive copied = *d;
     const struct gr_drive *dd = x_c ? &copied : d;
     struct work w = {partials, (char *)scratch + l.x_f, (char *)scratch + l.words,
@@ -296,8 +300,7 @@ void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end
             w.y_done = k1 == k && y_partials ? &y_done : NULL;
             if (x_c) { /* the block's rows at x_c + k0 * rows, a.kc apart */
                 if (own_copy && col == col_begin)
-                    copy_x(d, (uint16_t *)(void *)((char *)scratch + l.x_copy) + k0 * d->rows,
-                           x_carry, k0, k1);
+                    copy_x(d, own_copy + k0 * d->rows, x_carry, k0, k1);
                 copied.x = x_c + k0 * d->rows - k0; /* the loops index X at k0 */
                 copied.ldx = a.kc;
             }

@@ -15,25 +15,19 @@
 struct plan_context {
     struct gr_drive drive;
     size_t n, piece_cols, pieces;
-    size_t round;              /* the column block of each piece this round, with rounds */
+    size_t round, step;        /* each piece's round and its columns: a column block with
+                                  rounds, else one round of the whole piece */
     uint16_t *x_copy;          /* the shared copy of X, in the scratch's shared part */
     struct gr_scratch scratch; /* one piece per column piece */
 };
 
-static void drive_piece(void *ctx, size_t i)
-{
-    const struct plan_context *p = ctx;
-    size_t begin = i * p->piece_cols, end = begin + p->piece_cols;
-    gr_drive_columns(&p->drive, begin, end < p->n ? end : p->n, gr_scratch_piece(&p->scratch, i));
-}
-
-/* Column block p->round of piece i. */
+/* Round p->round of piece i: its columns p->step wide from there. */
 static void drive_round(void *ctx, size_t i)
 {
     const struct plan_context *p = ctx;
     size_t piece_end = (i + 1) * p->piece_cols < p->n ? (i + 1) * p->piece_cols : p->n;
-    size_t begin = i * p->piece_cols + p->round * p->drive.col_block;
-    size_t end = begin + p->drive.col_block < piece_end ? begin + p->drive.col_block : piece_end;
+    size_t begin = i * p->piece_cols + p->round * p->step;
+    size_t end = begin + p->step < piece_end ? begin + p->step : piece_end;
     if (begin < end)
         gr_drive_columns(&p->drive, begin, end, gr_scratch_piece(&p->scratch, i));
 }
@@ -68,7 +62,8 @@ gemm_rvv_status gr_run_plan(const struct gr_call *c, const struct gr_plan *plan)
     p.pieces = gr_split_columns(w->n, panel_width, &p.piece_cols);
     if (gr_scratch_take(&p.scratch, gr_drive_shared_bytes(d), p.pieces, gr_drive_bytes(d)) != 0)
         return GEMM_RVV_ERR_NOMEM;
-    const size_t rounds = (p.piece_cols + d->col_block - 1) / d->col_block;
+    p.step = d->blocking.col_rounds ? d->col_block : p.piece_cols;
+    const size_t rounds = (p.piece_cols + p.step - 1) / p.step;
     for (size_t row = 0; row < c->m; row += plan->bucket) {
         d->x = c->x + row * c->ldx;
         d->rows = c->m - row < plan->bucket ? c->m - row : plan->bucket;
@@ -79,12 +74,8 @@ gemm_rvv_status gr_run_plan(const struct gr_call *c, const struct gr_plan *plan)
             gr_parallel_for(p.pieces, copy_rows, &p);
             d->x_copy = p.x_copy;
         }
-        if (d->blocking.col_rounds) {
-            for (p.round = 0; p.round < rounds; p.round++)
-                gr_parallel_for(p.pieces, drive_round, &p);
-        } else {
-            gr_parallel_for(p.pieces, drive_piece, &p);
-        }
+        for (p.round = 0; p.round < rounds; p.round++)
+            gr_parallel_for(p.pieces, drive_round, &p);
     }
     gr_scratch_give_back(&p.scratch);
     return GEMM_RVV_OK;
