@@ -31,11 +31,15 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
     }
 }
 
+/* Columns of Y a column block leaves to the next (gr_y_tail), at most: less than a line. */
+#define Y_TAIL_COLS (GR_LINE_BYTES / sizeof(uint16_t))
+
 /* The scratch of one participant: partial sums of a column block, the arranged activations of
  * a K block, (plain weights) the packed words of a strip or of a column block, (blockings
- * that copy X) a copy of X's rows, and one element of X a row carried between K blocks. */
+ * that copy X) a copy of X's rows, one element of X a row carried between K blocks, and
+ * (several K blocks) the sums of the columns of Y a column block leaves to the next. */
 struct layout {
-    size_t partials, x_f, words, x_copy, x_carry; /* offsets in bytes */
+    size_t partials, x_f, words, x_copy, x_carry, y_tail; /* offsets in bytes */
     size_t bytes;
 };
 
@@ -45,7 +49,7 @@ static struct layout layout_of(const struct gr_drive *d)
     const uint32_t layout = d->variant->layout;
     const size_t kc = d->k_block, w_rows = gr_layout_rows(layout, kc);
     const int tiles_outer = d->blocking.order == GR_ORDER_TILES;
-    struct layout l = {0, 0, 0, 0, 0, 0};
+    struct layout l = {0, 0, 0, 0, 0, 0, 0};
     size_t partials = kc < p->k ? (size_t)p->bucket * d->col_block * sizeof(float) : 0;
     size_t x_f = (tiles_outer ? p->tile_rows : p->bucket) * kc * d->variant->x_bytes;
     size_t words = d->packed ? 0 : w_rows * (tiles_outer ? d->col_block : d->strip) *
@@ -57,7 +61,8 @@ static struct layout layout_of(const struct gr_drive *d)
                         ? (size_t)p->bucket * p->k * sizeof(uint16_t)
                         : 0;
     l.x_carry = l.x_copy + gr_align_up(x_copy);
-    l.bytes = l.x_carry + gr_align_up((size_t)p->bucket * sizeof(uint16_t));
+    l.y_tail = l.x_carry + gr_align_up((size_t)p->bucket * sizeof(uint16_t));
+    l.bytes = l.y_tail + (partials ? gr_align_up((size_t)p->bucket * Y_TAIL_COLS * sizeof(float)) : 0);
     return l;
 }
 
@@ -86,15 +91,20 @@ static void *y_at(const struct gr_drive *d, size_t row, size_t col)
                      : (void *)((float *)d->y + row * d->ldy + col);
 }
 
-/* The scratch the loops work in: partial sums, arranged activations, packed words, and the
+/* The scratch the loops work in: partial sums, arranged activations, packed words, the
  * elements of X that one K block reads for the next (NULL when X is read from its copy); and
- * in the last K block of a call that finishes Y from the partial sums, the columns of the
- * column block finished so far (NULL otherwise). */
+ * how the column block's last K block writes Y (gr_y_tail): strips before y_from write it
+ * themselves, the rest keep their sums, from which the loops write columns [y_from, y_end)
+ * and keep [y_end, the block's end) in `tail` for the next block, after writing the columns
+ * [tail_from, the block's start) the block before kept there (a row's at a time). */
 struct work {
     float *partials;
     char *x_f, *words;
     uint16_t *carry;
-    size_t *y_done;
+    int last;                   /* the last K block */
+    size_t y_from, y_end, tail_from;
+    float *tail;                /* rows x (columns kept) sums */
+    size_t *y_done;             /* strips order, Y from the sums: columns written so far */
 };
 
 /* X's rows [r0, r0 + rows) of the K block [k0, k0 + kc) arranged into x_f, x_stride apart.
@@ -119,14 +129,31 @@ static void arrange_rows(const struct gr_drive *d, const struct work *w, size_t 
             w->carry[r0 + r] = x[r * d->ldx + k0 + kc];
 }
 
-/* Y's columns [from, to) of every row from the partial sums of the column block at col0. */
-static void finish_y(const struct gr_drive *d, const float *partials, size_t col0, size_t from,
-                     size_t to)
+/* Y's columns [from, to) of rows [r0, r1) from the partial sums of the column block at col0,
+ * each row after (with_tail) the columns the block before kept: a row's line written at once,
+ * as the rows of Y crowd a few L2 sets. */
+static void finish_rows(const struct gr_drive *d, const struct work *w, size_t col0, size_t r0,
+                        size_t r1, size_t from, size_t to, int with_tail)
 {
-    for (size_t r = 0; r < d->rows; r++)
+    const size_t kept = col0 - w->tail_from;
+    for (size_t r = r0; r < r1; r++) {
+        for (size_t j = w->tail_from; with_tail && j < col0; j++)
+            gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
+                            w->tail[r * kept + (j - w->tail_from)], d->bias, j);
         for (size_t j = from; j < to; j++)
             gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
-                            partials[r * d->col_block + (j - col0)], d->bias, j);
+                            w->partials[r * d->col_block + (j - col0)], d->bias, j);
+    }
+}
+
+/* The sums of the columns [w->y_end, col_end) of the column block at col0, for the next. */
+static void keep_tail(const struct gr_drive *d, const struct work *w, size_t col0,
+                      size_t col_end)
+{
+    const size_t kept = col_end - w->y_end;
+    for (size_t r = 0; r < d->rows; r++)
+        for (size_t j = w->y_end; j < col_end; j++)
+            w->tail[r * kept + (j - w->y_end)] = w->partials[r * d->col_block + (j - col0)];
 }
 
 /* One K block of one column block, strips outside row tiles: the block's activations of all
@@ -140,6 +167,7 @@ static void strips_outer(const struct gr_drive *d, struct gr_tile_args *a, size_
     arrange_rows(d, w, 0, d->rows, k0, a->kc, x_f, d->rows);
     for (size_t s = col0; s < col0 + cols; s += d->strip) {
         a->vl = min_size(d->strip, col0 + cols - s);
+        a->last = w->last && !w->y_done && s < w->y_from;
         a->w = strip_weights(d, s, k0, a->kc, a->vl, words, d->strip, &a->w_stride);
         a->bias = d->bias ? d->bias + s : NULL;
         for (size_t r = 0; r < d->rows; r += p->tile_rows) {
@@ -153,7 +181,8 @@ static void strips_outer(const struct gr_drive *d, struct gr_tile_args *a, size_
         if (w->y_done) { /* Y's whole lines so far, while their partial sums are at hand */
             size_t to = gr_y_line_col((uintptr_t)d->y, d->y_bf16 ? 2 : 4, s + a->vl,
                                       *w->y_done);
-            finish_y(d, partials, col0, *w->y_done, to);
+            if (to > *w->y_done)
+                finish_rows(d, w, col0, 0, d->rows, *w->y_done, to, *w->y_done == col0);
             *w->y_done = to;
         }
     }
@@ -178,8 +207,11 @@ static void tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t
         arrange_rows(d, w, r, rows, k0, a->kc, x_f, rows);
         a->x = x_f;
         a->x_stride = rows;
+        if (w->last) /* the rows' columns the block before kept, with their first line */
+            finish_rows(d, w, col0, r, r + rows, col0, col0, 1);
         for (size_t s = col0; s < col0 + cols; s += d->strip) {
             a->vl = min_size(d->strip, col0 + cols - s);
+            a->last = w->last && s < w->y_from;
             if (d->packed) {
                 a->w = strip_weights(d, s, k0, a->kc, a->vl, NULL, 0, &a->w_stride);
             } else {
@@ -191,6 +223,8 @@ static void tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t
             a->y = y_at(d, r, s);
             d->tiles[rows - 1](a);
         }
+        if (w->last)
+            finish_rows(d, w, col0, r, r + rows, w->y_from, w->y_end, 0);
     }
 }
 
@@ -263,53 +297,67 @@ void gr_drive_copy_x_rows(const struct gr_drive *d, uint16_t *copy, size_t r0, s
         }
 }
 
-void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end, void *scratch)
+void gr_drive_columns(const struct gr_drive *d, struct gr_cols piece, struct gr_cols cols,
+                      void *scratch)
 {
     const struct layout l = layout_of(d);
     float *partials = (float *)((char *)scratch + l.partials);
     uint16_t *x_carry = (uint16_t *)(void *)((char *)scratch + l.x_carry);
     const size_t k = d->plan->k;
     const struct gr_k_blocks kb = k_blocks_of(d);
-    const int strips = d->blocking.order == GR_ORDER_STRIPS;
+    const int strips = d->blocking.order == GR_ORDER_STRIPS, sums_kept = kb.first < k;
+    const uintptr_t y = (uintptr_t)d->y;
     const size_t y_bytes = d->y_bf16 ? sizeof(uint16_t) : sizeof(float);
-    const int y_partials = gr_y_from_partials((uintptr_t)d->y, d->ldy * y_bytes,
-                                              d->strip * y_bytes, strips, kb.first < k ? 2 : 1);
+    const size_t ldy_bytes = d->ldy * y_bytes;
+    const int y_partials = gr_y_from_partials(y, ldy_bytes, d->strip * y_bytes, strips,
+                                              sums_kept ? 2 : 1);
 
-    uint16_t *own_copy = !d->x_copy && gr_drive_copies_x(d, col_begin, col_end)
+    uint16_t *own_copy = !d->x_copy && gr_drive_copies_x(d, cols.begin, cols.end)
                              ? (uint16_t *)(void *)((char *)scratch + l.x_copy)
                              : NULL;
     const uint16_t *x_c = d->x_copy ? d->x_copy : own_copy;
     struct gr_drive copied = *d;
     const struct gr_drive *dd = x_c ? &copied : d;
     struct work w = {partials, (char *)scratch + l.x_f, (char *)scratch + l.words,
-                     x_c ? NULL : x_carry, NULL};
+                     x_c ? NULL : x_carry, 0, 0, 0, 0,
+                     (float *)(void *)((char *)scratch + l.y_tail), NULL};
     size_t y_done = 0;
 
     struct gr_tile_args a = {0};
     a.acc_stride = d->col_block;
     a.ldy = d->ldy;
     a.y_bf16 = d->y_bf16;
-    for (size_t col = col_begin; col < col_end; col += d->col_block) {
-        size_t cols = min_size(d->col_block, col_end - col);
+    for (size_t col = cols.begin; col < cols.end; col += d->col_block) {
+        const size_t col_end = col + min_size(d->col_block, cols.end - col);
+        /* A line of Y that two column blocks share is written once, by the later (kept sums
+         * needed): this block keeps the columns from y_end, and writes those the block
+         * before kept from tail_from. */
+        w.y_end = sums_kept ? gr_y_tail(y, y_bytes, ldy_bytes, col_end, piece.end) : col_end;
+        w.y_from = w.y_end < col_end ? col + (w.y_end - col) / d->strip * d->strip : col_end;
+        w.tail_from = sums_kept && col > piece.begin
+                          ? gr_y_tail(y, y_bytes, ldy_bytes, col, piece.end)
+                          : col;
         for (size_t k0 = 0, k1; k0 < k; k0 = k1) {
             k1 = gr_k_block_end(&kb, k0);
             a.kc = k1 - k0;
             a.first = k0 == 0;
-            a.last = k1 == k && !y_partials;
+            w.last = k1 == k;
             y_done = col;
-            w.y_done = k1 == k && y_partials ? &y_done : NULL;
+            w.y_done = w.last && y_partials ? &y_done : NULL;
             if (x_c) { /* the block's rows at x_c + k0 * rows, a.kc apart */
-                if (own_copy && col == col_begin)
+                if (own_copy && col == cols.begin)
                     copy_x(d, own_copy + k0 * d->rows, x_carry, k0, k1);
                 copied.x = x_c + k0 * d->rows - k0; /* the loops index X at k0 */
                 copied.ldx = a.kc;
             }
             if (strips)
-                strips_outer(dd, &a, col, cols, k0, &w);
+                strips_outer(dd, &a, col, col_end - col, k0, &w);
             else
-                tiles_outer(dd, &a, col, cols, k0, &w);
+                tiles_outer(dd, &a, col, col_end - col, k0, &w);
         }
-        if (y_partials)
-            finish_y(d, partials, col, y_done, col + cols);
+        if (strips) /* what the strips left: Y from the sums, or the strips from y_from */
+            finish_rows(d, &w, col, 0, d->rows, y_partials ? y_done : w.y_from, w.y_end,
+                        !y_partials || y_done == col);
+        keep_tail(d, &w, col, col_end);
     }
 }

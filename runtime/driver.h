@@ -37,7 +37,7 @@ struct gr_drive {
 void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
                    const struct gr_variant *variant, int share, size_t panel_width, int packed);
 
-/* Whether gr_drive_columns(d, col_begin, col_end, ...) reads X from a copy of its own in
+/* Whether gr_drive_columns on columns [col_begin, col_end) reads X from a copy of its own in
  * scratch: as the blocking's x_copy_* fields say (never when the copy is shared). */
 int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end);
 
@@ -54,8 +54,17 @@ void gr_drive_copy_x_rows(const struct gr_drive *d, uint16_t *copy, size_t r0, s
 /* Scratch bytes one participant needs for d (a row block of plan->bucket rows at most). */
 size_t gr_drive_bytes(const struct gr_drive *d);
 
-/* Computes Y's columns [col_begin, col_end) (col_begin a multiple of the panel width) with
- * `scratch` of gr_drive_bytes() bytes, 64-byte aligned. */
-void gr_drive_columns(const struct gr_drive *d, size_t col_begin, size_t col_end, void *scratch);
+/* Columns [begin, end) of Y. */
+struct gr_cols {
+    size_t begin, end;
+};
+
+/* Computes Y's columns `cols` (cols.begin a multiple of the panel width) of a participant's
+ * piece of the columns with `scratch` of gr_drive_bytes() bytes, 64-byte aligned. One call
+ * may walk the whole piece, or several calls its column blocks in order with the same
+ * scratch: a column block leaves the last line of Y it shares with the next to that block
+ * (gr_y_tail). */
+void gr_drive_columns(const struct gr_drive *d, struct gr_cols piece, struct gr_cols cols,
+                      void *scratch);
 
 #endif

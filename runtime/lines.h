@@ -48,4 +48,12 @@ int gr_y_from_partials(uintptr_t y, size_t ldy_bytes, size_t strip_bytes, int st
  * `done` (the columns finished so far) when there is none after it. */
 size_t gr_y_line_col(uintptr_t y, size_t y_bytes, size_t col, size_t done);
 
+/* The first column of Y that a column block ending at col_end leaves to the next block of its
+ * piece (which ends at piece_end): where the block's last line of each row starts, when the
+ * piece goes on and Y's rows share their offset into a line (ldy_bytes whole lines, y a
+ * multiple of y_bytes); else col_end. The next block writes those columns with its first
+ * ones, so that a line two column blocks share is written once, not filled and written back
+ * twice (the blocks between have let it go). */
+size_t gr_y_tail(uintptr_t y, size_t y_bytes, size_t ldy_bytes, size_t col_end, size_t piece_end);
+
 #endif

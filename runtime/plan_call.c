@@ -25,11 +25,13 @@ struct plan_context {
 static void drive_round(void *ctx, size_t i)
 {
     const struct plan_context *p = ctx;
-    size_t piece_end = (i + 1) * p->piece_cols < p->n ? (i + 1) * p->piece_cols : p->n;
-    size_t begin = i * p->piece_cols + p->round * p->step;
-    size_t end = begin + p->step < piece_end ? begin + p->step : piece_end;
-    if (begin < end)
-        gr_drive_columns(&p->drive, begin, end, gr_scratch_piece(&p->scratch, i));
+    struct gr_cols piece = {i * p->piece_cols, (i + 1) * p->piece_cols};
+    if (piece.end > p->n)
+        piece.end = p->n;
+    struct gr_cols cols = {piece.begin + p->round * p->step, 0};
+    cols.end = cols.begin + p->step < piece.end ? cols.begin + p->step : piece.end;
+    if (cols.begin < cols.end)
+        gr_drive_columns(&p->drive, piece, cols, gr_scratch_piece(&p->scratch, i));
 }
 
 /* Share i of the rows of the shared copy of X. */

@@ -85,7 +85,8 @@ int main(int argc, char **argv)
         void *scratch = aligned_alloc(64, (gr_drive_bytes(&d) + 63) / 64 * 64 + 64);
         if (!scratch)
             return 1;
-        gr_drive_columns(&d, 0, cols, scratch);
+        const struct gr_cols all = {0, cols};
+        gr_drive_columns(&d, all, all, scratch);
         printf("kernel=%s\n", plan->name);
     } else if (strcmp(path, "fallback") == 0) {
         struct gr_weight_view view = {NULL, 0, 0, w, k, n, k};

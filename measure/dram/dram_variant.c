@@ -172,7 +172,8 @@ int main(int argc, char **argv)
         d.x = x + row * k;
         d.rows = m - row < plan->bucket ? m - row : plan->bucket;
         d.y = y + row * n;
-        gr_drive_columns(&d, 0, n, scratch);
+        const struct gr_cols all = {0, n};
+        gr_drive_columns(&d, all, all, scratch);
     }
     cache_model_stop();
 

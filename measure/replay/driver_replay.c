@@ -45,9 +45,10 @@
 
 enum x_copy_mode { X_NONE, X_OWN, X_SHARED };
 
-enum buffer { B_W, B_X, B_Y, B_PARTIALS, B_X_F, B_WORDS, B_X_COPY, B_X_CARRY, B_END };
-static const char *const buffer_names[B_END] = {"weights", "x",      "y",      "partials",
-                                                "x_f",     "words",  "x_copy", "x_carry"};
+enum buffer { B_W, B_X, B_Y, B_PARTIALS, B_X_F, B_WORDS, B_X_COPY, B_X_CARRY, B_Y_TAIL, B_END };
+static const char *const buffer_names[B_END] = {"weights", "x",      "y",       "partials", "x_f",
+                                                "words",   "x_copy", "x_carry", "y_tail"};
+#define Y_TAIL_COLS 32 /* runtime/driver.c's room for the sums a column block keeps */
 
 /* Participants of a call (cores): each its own L1 and scratch, its cluster's L2 shared with the
  * other participants of that cluster (CLUSTER of them, as the K1's four cores share one
@@ -188,7 +189,8 @@ static void arrange_x(struct replay *r, const struct call *c, uint64_t r0, uint6
 }
 
 /* One register tile: partial sums in, a weight row and the rows' activations per k-pair,
- * partial sums or outputs out. */
+ * partial sums out, or outputs where `last` (the last K block, the strip before the block's
+ * y_end). */
 static void tile(struct replay *r, const struct call *c, uint64_t rows, uint64_t row,
                  uint64_t col, uint64_t col0, uint64_t x_rows, uint64_t x_row, uint64_t w,
                  uint64_t w_stride, uint64_t kc, int first, int last)
@@ -203,7 +205,7 @@ static void tile(struct replay *r, const struct call *c, uint64_t rows, uint64_t
         load(r, r->base[B_X_F] + ((2 * p + 1) * x_rows + x_row) * 4, rows * 4);
     }
     for (uint64_t i = 0; i < rows; i++) {
-        if (last && !c->y_partials)
+        if (last)
             store(r, r->base[B_Y] + ((row + i) * c->n + col) * 4, c->strip * 4);
         else
             store(r, acc + i * c->nc * 4, c->strip * 4);
@@ -231,15 +233,39 @@ static void copy_x(struct replay *r, const struct call *c, uint64_t k0, uint64_t
     }
 }
 
-/* The driver's finish_y: columns [from, to) of the column block at col0 from its partial
- * sums, row by row. */
-static void finish_y(struct replay *r, const struct call *c, uint64_t col0, uint64_t from,
-                     uint64_t to)
+/* How a column block's last K block writes Y (runtime/driver.c's struct work): strips before
+ * y_from write it, the rest keep their sums; columns [y_from, y_end) from the sums, the block
+ * before's [tail_from, col0) from the tail, columns from y_end kept in the tail. */
+struct y_lines {
+    uint64_t col0, col_end, y_from, y_end, tail_from;
+};
+
+/* The driver's finish_rows: Y's columns [from, to) of rows [r0, r1) from the partial sums,
+ * each row after (with_tail) the columns the block before kept. */
+static void finish_rows(struct replay *r, const struct call *c, const struct y_lines *yl,
+                        uint64_t r0, uint64_t r1, uint64_t from, uint64_t to, int with_tail)
 {
-    if (to > from)
-        for (uint64_t i = 0; i < c->m; i++) {
-            load(r, r->base[B_PARTIALS] + (i * c->nc + from - col0) * 4, (to - from) * 4);
+    const uint64_t kept = yl->col0 - yl->tail_from;
+    for (uint64_t i = r0; i < r1; i++) {
+        if (with_tail && kept) {
+            load(r, r->base[B_Y_TAIL] + i * kept * 4, kept * 4);
+            store(r, r->base[B_Y] + (i * c->n + yl->tail_from) * 4, kept * 4);
+        }
+        if (to > from) {
+            load(r, r->base[B_PARTIALS] + (i * c->nc + from - yl->col0) * 4, (to - from) * 4);
             store(r, r->base[B_Y] + (i * c->n + from) * 4, (to - from) * 4);
+        }
+    }
+}
+
+/* The driver's keep_tail: the sums of columns [y_end, col_end) into the tail. */
+static void keep_tail(struct replay *r, const struct call *c, const struct y_lines *yl)
+{
+    const uint64_t kept = yl->col_end - yl->y_end;
+    if (kept)
+        for (uint64_t i = 0; i < c->m; i++) {
+            load(r, r->base[B_PARTIALS] + (i * c->nc + yl->y_end - yl->col0) * 4, kept * 4);
+            store(r, r->base[B_Y_TAIL] + i * kept * 4, kept * 4);
         }
 }
 
@@ -260,8 +286,18 @@ static void wait_round(struct replay *r);
 static void replay_call(struct replay *r, const struct call *c)
 {
     const uint64_t pairs = (c->k + 1) / 2;
+    const int sums_kept = c->k_blocks.first < c->k;
     for (uint64_t col0 = c->col_begin; col0 < c->col_end; col0 += c->nc) {
         uint64_t cols = min_u64(c->nc, c->col_end - col0), y_done = col0;
+        /* runtime/driver.c's rule for the lines of Y two column blocks share */
+        struct y_lines yl = {col0, col0 + cols, 0, col0 + cols, col0};
+        if (sums_kept) {
+            yl.y_end = gr_y_tail(r->base[B_Y], 4, c->n * 4, col0 + cols, c->col_end);
+            if (col0 > c->col_begin)
+                yl.tail_from = gr_y_tail(r->base[B_Y], 4, c->n * 4, col0, c->col_end);
+        }
+        yl.y_from = yl.y_end < yl.col_end ? col0 + (yl.y_end - col0) / c->strip * c->strip
+                                          : yl.col_end;
         for (uint64_t k0 = 0, k1; k0 < c->k; k0 = k1) {
             k1 = gr_k_block_end(&c->k_blocks, k0);
             uint64_t kc = k1 - k0;
@@ -292,13 +328,15 @@ static void replay_call(struct replay *r, const struct call *c)
                         w = r->base[B_WORDS];
                         w_stride = c->strip * 4;
                     }
+                    int direct = last && !c->y_partials && s < yl.y_from;
                     for (uint64_t row = 0; row < c->m; row += c->tile_rows)
                         tile(r, c, min_u64(c->tile_rows, c->m - row), row, s, col0, c->m, row, w,
-                             w_stride, kc, first, last);
+                             w_stride, kc, first, direct);
                     if (last && c->y_partials) {
                         uint64_t to = gr_y_line_col(r->base[B_Y], 4,
                                                     min_u64(s + c->strip, col0 + cols), y_done);
-                        finish_y(r, c, col0, y_done, to);
+                        if (to > y_done)
+                            finish_rows(r, c, &yl, 0, c->m, y_done, to, y_done == col0);
                         y_done = to;
                     }
                 }
@@ -310,17 +348,23 @@ static void replay_call(struct replay *r, const struct call *c)
                     arrange(r, x + row * ldx, ldx, rows, kc);
                 else
                     arrange_x(r, c, row, rows, k0, kc);
+                if (last)
+                    finish_rows(r, c, &yl, row, row + rows, col0, col0, 1);
                 for (uint64_t s = col0; s < col0 + cols; s += c->strip) {
                     uint64_t w = c->plain ? r->base[B_WORDS] + (s - col0) * 4
                                           : r->base[B_W] + ((s / PANEL) * pairs + k0 / 2) * PANEL * 4 +
                                                 s % PANEL * 4;
                     tile(r, c, rows, row, s, col0, rows, 0, w, (c->plain ? c->nc : PANEL) * 4, kc,
-                         first, last);
+                         first, last && s < yl.y_from);
                 }
+                if (last)
+                    finish_rows(r, c, &yl, row, row + rows, yl.y_from, yl.y_end, 0);
             }
         }
-        if (c->y_partials)
-            finish_y(r, c, col0, y_done, col0 + cols);
+        if (!c->tiles_outer)
+            finish_rows(r, c, &yl, 0, c->m, c->y_partials ? y_done : yl.y_from, yl.y_end,
+                        !c->y_partials || y_done == col0);
+        keep_tail(r, c, &yl);
         r->blocks_done++;
         if (c->rounds)
             wait_round(r);
@@ -496,6 +540,7 @@ int main(int argc, char **argv)
         c.copy_x == X_OWN || (x_copy.rows && !x_copy.shared && c.copy_x == X_NONE)
             ? c.m * c.k * 2 : 0, /* the driver's layout: a piece's own copy where it may copy */
         c.m * 2,
+        blocks_k > 1 ? c.m * Y_TAIL_COLS * 4 : 0,
     };
     const uint64_t offsets[B_END] = {c.plain ? off_w : 0, off_x, off_y};
     uint64_t at = 1ull << 32, base[B_END];

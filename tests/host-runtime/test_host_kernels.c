@@ -23,6 +23,7 @@
 #include "gemm_rvv.h"
 #include "gr_contract.h"
 #include "isa.h"
+#include "lines.h"
 #include "pack.h"
 #include "reference.h"
 #include "scratch.h"
@@ -119,7 +120,8 @@ static int drive(const struct gr_plan *plan, const struct gr_variant *v, int sha
     d.ldy = p->ldy;
     d.y_bf16 = y_bf16;
     void *scratch = zalloc(gr_drive_bytes(&d));
-    gr_drive_columns(&d, begin, end, scratch);
+    const struct gr_cols cols = {begin, end};
+    gr_drive_columns(&d, cols, cols, scratch);
     free(scratch);
     return gr_drive_copies_x(&d, begin, end);
 }
@@ -225,19 +227,26 @@ static void test_shared_copy_and_rounds(void **state)
         int y_bf16 = (int)(i / 2 % 2);
         struct problem p = problem_make(e, e->bucket - less, 300 + i);
         const float *bias = i / 4 % 2 ? p.bias : NULL;
+        /* Y's rows a whole number of lines apart and off their lines (the lines column blocks
+         * share, written once by the later block), or as problem_make leaves them */
+        const size_t y_off = (size_t[]){16, 4, 0}[i % 3];
+        if (y_off)
+            p.ldy = (p.n + 32) / 32 * 32;
         void *want = fallback_y(&p, y_bf16, bias);
         const size_t bytes = p.m * p.ldy * (y_bf16 ? 2 : 4);
         for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
             assert_int_equal(gemm_rvv_set_threads(threads[t]), GEMM_RVV_OK);
             for (int run = 0; run < 6; run++) {
-                void *y = y_new(&p, y_bf16);
+                char *base = zalloc(bytes + y_off);
+                void *y = base + y_off;
+                memset(y, SENTINEL, bytes);
                 run_plan_call(plans[run / 2], &p, run % 2, bias, y, y_bf16);
                 if (memcmp(y, want, bytes) != 0)
-                    fail_msg("%s, %s blocking, %s weights, %d threads, M = %zu: not the "
-                             "fallback's", e->name,
+                    fail_msg("%s, %s blocking, %s weights, %d threads, M = %zu, Y %zu bytes "
+                             "past a line: not the fallback's", e->name,
                              run / 2 == 0 ? "shared copy" : run / 2 == 1 ? "rounds" : "its own",
-                             run % 2 ? "packed" : "plain", threads[t], p.m);
-                free(y);
+                             run % 2 ? "packed" : "plain", threads[t], p.m, y_off);
+                free(base);
                 tested++;
             }
         }
@@ -246,6 +255,26 @@ static void test_shared_copy_and_rounds(void **state)
     }
     print_message("%zu calls with a shared copy of X or in rounds\n", tested);
     assert_true(tested > 0);
+}
+
+/* Where a column block leaves the rest of its last line of Y to the next (runtime/lines.h's
+ * gr_y_tail), worked out by hand. */
+static void test_y_tail(void **state)
+{
+    (void)state;
+    const uintptr_t page = 0x10000;
+    /* FP32 Y 16 bytes past a line: column 64 is 272 bytes in, its line starts at 256 */
+    assert_int_equal(gr_y_tail(page + 16, 4, 4096 * 4, 64, 1024), 60);
+    /* BF16 Y 2 bytes past a line: column 64 is 130 bytes in, its line starts at 128 */
+    assert_int_equal(gr_y_tail(page + 2, 2, 4096 * 2, 64, 1024), 63);
+    /* on its line: nothing left over */
+    assert_int_equal(gr_y_tail(page, 4, 4096 * 4, 64, 1024), 64);
+    /* the piece's last block, rows at different offsets, Y off its element: nothing kept */
+    assert_int_equal(gr_y_tail(page + 16, 4, 4096 * 4, 1024, 1024), 1024);
+    assert_int_equal(gr_y_tail(page + 16, 4, 4100, 64, 1024), 64);
+    assert_int_equal(gr_y_tail(page + 2, 4, 4096 * 4, 64, 1024), 64);
+    /* a line that starts before Y: nothing kept */
+    assert_int_equal(gr_y_tail(page + 48, 4, 4096 * 4, 2, 1024), 2);
 }
 
 /* Whether the build has a plan of the given bucket for e's (N, K). */
@@ -317,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_plans_against_fallback),
         cmocka_unit_test(test_api_against_reference),
         cmocka_unit_test(test_shared_copy_and_rounds),
+        cmocka_unit_test(test_y_tail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

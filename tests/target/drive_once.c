@@ -36,7 +36,8 @@ int drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int
     drive_setup(&d, plan, variant, share, o);
     void *scratch = gr_alloc_aligned(gr_drive_bytes(&d));
     assert_non_null(scratch);
-    gr_drive_columns(&d, col_begin, col_end, scratch);
+    const struct gr_cols cols = {col_begin, col_end};
+    gr_drive_columns(&d, cols, cols, scratch);
     free(scratch);
     return gr_drive_copies_x(&d, col_begin, col_end);
 }
@@ -64,11 +65,12 @@ int drive_pieces(const struct gr_plan *plan, const struct gr_variant *variant, i
     const size_t step = d.blocking.col_rounds ? d.col_block : piece;
     for (size_t round = 0; round * step < piece; round++)
         for (size_t i = 0; i < pieces; i++) {
-            size_t end = (i + 1) * piece < n ? (i + 1) * piece : n;
-            size_t begin = i * piece + round * step;
-            if (begin < end)
-                gr_drive_columns(&d, begin, begin + step < end ? begin + step : end,
-                                 scratch + i * each);
+            struct gr_cols own = {i * piece, (i + 1) * piece < n ? (i + 1) * piece : n};
+            struct gr_cols cols = {own.begin + round * step, own.end};
+            if (cols.begin + step < cols.end)
+                cols.end = cols.begin + step;
+            if (cols.begin < cols.end)
+                gr_drive_columns(&d, own, cols, scratch + i * each);
         }
     free(scratch);
     free(copy);

@@ -136,6 +136,27 @@ static void *y_alloc(const struct problem *p, int y_bf16)
     return y;
 }
 
+/* y_alloc's buffer y_off bytes past a line (a multiple of the element); *base is what to free. */
+static void *y_alloc_at(const struct problem *p, int y_bf16, size_t y_off, void **base)
+{
+    size_t bytes = (p->m + 1) * p->ldy * (y_bf16 ? 2 : 4);
+    char *b = aligned_alloc(GR_LINE_BYTES, (bytes + 2 * GR_LINE_BYTES) / GR_LINE_BYTES * GR_LINE_BYTES);
+    void *filled = y_alloc(p, y_bf16);
+    assert_non_null(b);
+    memcpy(b + y_off, filled, bytes);
+    free(filled);
+    *base = b;
+    return b + y_off;
+}
+
+/* Y's rows a whole number of lines apart, wider than its columns, so that every row of Y has
+ * the same offset into its line, as the driver's rule for Y's lines takes them. */
+static void problem_y_lines(struct problem *p)
+{
+    const size_t line = GR_LINE_BYTES / sizeof(uint16_t);
+    p->ldy = (p->n + line) / line * line;
+}
+
 static uint32_t y_bits(const void *y, int y_bf16, size_t i)
 {
     return y_bf16 ? ((const uint16_t *)y)[i] : ((const uint32_t *)y)[i];
@@ -507,6 +528,11 @@ static void test_shared_x(void **state)
         size_t m = !quick_tier() ? e->bucket - i % 2 : e->bucket > 32 ? 33 - i % 2 : 32;
         struct problem p = problem_make_ldx(e, m, &r, 0, ldx);
         struct output_kind v = kinds[i % 4];
+        /* Y's rows off their lines, a whole number of lines apart (the lines two column
+         * blocks share written once), or as problem_make leaves them */
+        const size_t y_off = (size_t[]){0, 4, 16, 60}[i % 4];
+        if (y_off)
+            problem_y_lines(&p);
         void *expected = y_alloc(&p, v.y_bf16);
         run_fallback(&p, v, expected);
         /* The quick tier takes one of the three piece counts, in turn over the plans. */
@@ -517,14 +543,14 @@ static void test_shared_x(void **state)
             size_t pieces = 1 + run / 2 % 3;
             if (quick_tier() && pieces != 1 + (i + run / 6) % 3)
                 continue;
-            void *got = y_alloc(&p, v.y_bf16);
+            void *base, *got = y_alloc_at(&p, v.y_bf16, y_off, &base);
             struct drive_operands o = {p.x, p.ldx, p.m, packed ? p.packed[isa->layout] : NULL,
                                        p.w, p.ldw, p.panel_width, v.bias ? p.bias : NULL, got,
                                        p.ldy, v.y_bf16};
             shared += (size_t)drive_pieces(plan, isa, GR_L2_SHARED, &o, p.n, pieces);
             expect_same(plan == e ? "cluster blocking" : "shared X, small blocks", e, isa, &p,
                         v, got, expected);
-            free(got);
+            free(base);
             runs++;
         }
         free(expected);
@@ -567,19 +593,6 @@ static void problem_free_placed(struct problem *p, size_t x_off)
     problem_free(p);
 }
 
-/* y_alloc's buffer y_off bytes past a line (a multiple of the element); *base is what to free. */
-static void *y_alloc_at(const struct problem *p, int y_bf16, size_t y_off, void **base)
-{
-    size_t bytes = (p->m + 1) * p->ldy * (y_bf16 ? 2 : 4);
-    char *b = aligned_alloc(GR_LINE_BYTES, (bytes + 2 * GR_LINE_BYTES) / GR_LINE_BYTES * GR_LINE_BYTES);
-    void *filled = y_alloc(p, y_bf16);
-    assert_non_null(b);
-    memcpy(b + y_off, filled, bytes);
-    free(filled);
-    *base = b;
-    return b + y_off;
-}
-
 /* Where the caller's buffers sit decides where K blocks start (a first block shorter by the
  * offset into its line of W's rows, plain weights, or of X's, packed), which element of X a
  * block carries to the next, and whether Y is finished from the partial sums
@@ -609,6 +622,8 @@ static void test_misaligned_starts(void **state)
         struct rng r = {555 + i};
         struct problem p = problem_make(e, e->bucket, &r, 0);
         problem_place(&p, off[0], off[1]);
+        if (i % 3) /* else Y's rows at different offsets into their lines */
+            problem_y_lines(&p);
         struct output_kind v = kinds[i % 4];
         size_t y_off = v.y_bf16 ? off[2] : off[2] / 4 * 4;
         void *expected = y_alloc(&p, v.y_bf16);
