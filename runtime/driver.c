@@ -36,7 +36,7 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
 
 /* The scratch of one participant: partial sums of a column block, the arranged activations of
  * a K block, (plain weights) the packed words of a strip or of a column block, (blockings
- * that copy X) a copy of X's rows, one element of X a row carried between K blocks, and
+ * that copy X) a copy of X's rows, the elements of X a row carries between K blocks, and
  * (several K blocks) the sums of the columns of Y a column block leaves to the next. */
 struct layout {
     size_t partials, x_f, words, x_copy, x_carry, y_tail; /* offsets in bytes */
@@ -61,7 +61,7 @@ static struct layout layout_of(const struct gr_drive *d)
                         ? (size_t)p->bucket * p->k * sizeof(uint16_t)
                         : 0;
     l.x_carry = l.x_copy + gr_align_up(x_copy);
-    l.y_tail = l.x_carry + gr_align_up((size_t)p->bucket * sizeof(uint16_t));
+    l.y_tail = l.x_carry + gr_align_up(2 * (size_t)p->bucket * GR_K_CARRY_MAX * sizeof(uint16_t));
     l.bytes = l.y_tail + (partials ? gr_align_up((size_t)p->bucket * Y_TAIL_COLS * sizeof(float)) : 0);
     return l;
 }
@@ -100,33 +100,50 @@ static void *y_at(const struct gr_drive *d, size_t row, size_t col)
 struct work {
     float *partials;
     char *x_f, *words;
-    uint16_t *carry;
+    const uint16_t *carry_in;   /* X's elements carried into the K block, out of it (NULL */
+    uint16_t *carry_out;        /* when X is read from its copy): two buffers in turn */
     int last;                   /* the last K block */
     size_t y_from, y_end, tail_from;
     float *tail;                /* rows x (columns kept) sums */
     size_t *y_done;             /* strips order, Y from the sums: columns written so far */
 };
 
-/* X's rows [r0, r0 + rows) of the K block [k0, k0 + kc) arranged into x_f, x_stride apart.
- * Where the rows share their offset into a line and w->carry is given, a first k that the
- * block before read with the rest of its line comes from the carry, and the k after the
- * block, when it is the last of the block's last line, goes there (gr_k_carried). */
+/* The elements of X's rows carried into the K block at k0 (*in, kept `in` apart a row) and
+ * out of the one ending at k1 (the return, kept that far apart): gr_k_carry of the rows when
+ * they share their offset into a line, else none. Kept close, not a line a row, so that the
+ * carry adds a few lines, not one in every cache set. */
+static size_t carried(const struct gr_drive *d, size_t k0, size_t k1, size_t *in)
+{
+    const int share = d->ldx * sizeof(uint16_t) % GR_LINE_BYTES == 0;
+    *in = share ? gr_k_carry((uintptr_t)d->x, d->plan->k, k0) : 0;
+    return share ? gr_k_carry((uintptr_t)d->x, d->plan->k, k1) : 0;
+}
+
+/* X's rows [r0, r0 + rows) of the K block [k0, k0 + kc) arranged into x_f, x_stride apart;
+ * with w->carry_in, the block's first elements that the block before read with the rest of
+ * their line come from there, and the elements after the block in its last line go to
+ * w->carry_out (carried), a row at a time: X's rows crowd a few cache sets, so a row's last
+ * line is at hand only until the next row's. */
 static void arrange_rows(const struct gr_drive *d, const struct work *w, size_t r0, size_t rows,
                          size_t k0, size_t kc, char *x_f, size_t x_stride)
 {
     const uint16_t *x = d->x + r0 * d->ldx;
-    const size_t k = d->plan->k;
-    const int carries = w->carry && d->ldx * sizeof(uint16_t) % GR_LINE_BYTES == 0;
-    size_t skip = 0;
-    if (carries && gr_k_carried((uintptr_t)x, k, k0)) {
-        d->variant->arrange(w->carry + r0, 1, rows, 1, x_f, x_stride);
-        skip = 1;
+    const size_t xb = d->variant->x_bytes;
+    size_t in = 0, out = w->carry_in ? carried(d, k0, k0 + kc, &in) : 0;
+    const size_t skip = min_size(in, kc);
+    if (!skip && !out) {
+        d->variant->arrange(x + k0, d->ldx, rows, kc, x_f, x_stride);
+        return;
     }
-    d->variant->arrange(x + k0 + skip, d->ldx, rows, kc - skip,
-                        x_f + skip * x_stride * d->variant->x_bytes, x_stride);
-    if (carries && gr_k_carried((uintptr_t)x, k, k0 + kc))
-        for (size_t r = 0; r < rows; r++)
-            w->carry[r0 + r] = x[r * d->ldx + k0 + kc];
+    for (size_t r = 0; r < rows; r++) {
+        if (skip)
+            d->variant->arrange(w->carry_in + (r0 + r) * in, in, 1, skip, x_f + r * xb,
+                                x_stride);
+        if (kc > skip)
+            d->variant->arrange(x + r * d->ldx + k0 + skip, d->ldx, 1, kc - skip,
+                                x_f + (skip * x_stride + r) * xb, x_stride);
+        memcpy(w->carry_out + (r0 + r) * out, x + r * d->ldx + k0 + kc, out * sizeof(uint16_t));
+    }
 }
 
 /* Y's columns [from, to) of rows [r0, r1) from the partial sums of the column block at col0,
@@ -268,20 +285,19 @@ static struct gr_k_blocks k_blocks_of(const struct gr_drive *d)
 }
 
 /* Copies X's rows for the K block [k0, k1) into `block`, one row after the other: the
- * block's first element from `carry` where the block before read its line, and where the
- * block ends on the last element of a line, that element into `carry` for the next. */
-static void copy_x(const struct gr_drive *d, uint16_t *block, uint16_t *carry, size_t k0,
-                   size_t k1)
+ * block's first elements from carry_in where the block before read their line, and the
+ * elements after the block in its last line into carry_out for the next (carried). */
+static void copy_x(const struct gr_drive *d, uint16_t *block, const uint16_t *carry_in,
+                   uint16_t *carry_out, size_t k0, size_t k1)
 {
-    const size_t kc = k1 - k0, k = d->plan->k;
+    const size_t kc = k1 - k0;
+    size_t in, out = carried(d, k0, k1, &in);
+    const size_t skip = min_size(in, kc);
     for (size_t r = 0; r < d->rows; r++) {
         const uint16_t *row = d->x + r * d->ldx;
-        size_t from = k0;
-        if (gr_k_carried((uintptr_t)row, k, k0))
-            block[r * kc] = carry[r], from++;
-        memcpy(block + r * kc + (from - k0), row + from, (k1 - from) * sizeof(uint16_t));
-        if (gr_k_carried((uintptr_t)row, k, k1))
-            carry[r] = row[k1];
+        memcpy(block + r * kc, carry_in + r * in, skip * sizeof(uint16_t));
+        memcpy(block + r * kc + skip, row + k0 + skip, (kc - skip) * sizeof(uint16_t));
+        memcpy(carry_out + r * out, row + k1, out * sizeof(uint16_t));
     }
 }
 
@@ -319,7 +335,7 @@ void gr_drive_columns(const struct gr_drive *d, struct gr_cols piece, struct gr_
     struct gr_drive copied = *d;
     const struct gr_drive *dd = x_c ? &copied : d;
     struct work w = {partials, (char *)scratch + l.x_f, (char *)scratch + l.words,
-                     x_c ? NULL : x_carry, 0, 0, 0, 0,
+                     NULL, NULL, 0, 0, 0, 0,
                      (float *)(void *)((char *)scratch + l.y_tail), NULL};
     size_t y_done = 0;
 
@@ -337,16 +353,19 @@ void gr_drive_columns(const struct gr_drive *d, struct gr_cols piece, struct gr_
         w.tail_from = sums_kept && col > piece.begin
                           ? gr_y_tail(y, y_bytes, ldy_bytes, col, piece.end)
                           : col;
-        for (size_t k0 = 0, k1; k0 < k; k0 = k1) {
+        for (size_t k0 = 0, k1, turn = 0; k0 < k; k0 = k1, turn ^= 1) {
             k1 = gr_k_block_end(&kb, k0);
             a.kc = k1 - k0;
             a.first = k0 == 0;
             w.last = k1 == k;
+            uint16_t *carry_in = x_carry + turn * d->plan->bucket * GR_K_CARRY_MAX;
+            w.carry_out = x_carry + (turn ^ 1) * d->plan->bucket * GR_K_CARRY_MAX;
+            w.carry_in = x_c ? NULL : carry_in;
             y_done = col;
             w.y_done = w.last && y_partials ? &y_done : NULL;
             if (x_c) { /* the block's rows at x_c + k0 * rows, a.kc apart */
                 if (own_copy && col == cols.begin)
-                    copy_x(d, own_copy + k0 * d->rows, x_carry, k0, k1);
+                    copy_x(d, own_copy + k0 * d->rows, carry_in, w.carry_out, k0, k1);
                 copied.x = x_c + k0 * d->rows - k0; /* the loops index X at k0 */
                 copied.ldx = a.kc;
             }

@@ -26,9 +26,13 @@ size_t gr_k_block_end(const struct gr_k_blocks *b, size_t k0)
     return end < b->k ? end : b->k;
 }
 
-int gr_k_carried(uintptr_t row, size_t k, size_t kk)
+size_t gr_k_carry(uintptr_t row, size_t k, size_t kk)
 {
-    return kk > 0 && kk < k && (row + 2 * kk) % GR_LINE_BYTES == GR_LINE_BYTES - 2;
+    const size_t into = (row + 2 * kk) % GR_LINE_BYTES;
+    if (kk == 0 || kk >= k || into == 0)
+        return 0;
+    const size_t rest = (GR_LINE_BYTES - into) / 2;
+    return rest < k - kk ? rest : k - kk;
 }
 
 int gr_y_from_partials(uintptr_t y, size_t ldy_bytes, size_t strip_bytes, int strips_order,

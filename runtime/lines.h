@@ -21,7 +21,7 @@ struct gr_k_blocks {
 /* K blocks of `block` k over the BF16 rows at address `rows`, ld_bytes apart, whose blocks
  * start at multiples of `step` k (1: plain weights; 2: packed, whose k-pairs start at even
  * k): a first block shorter by the rows' offset into their line, so that every later block
- * starts on a line (or, where step 2 cannot, one k before it: gr_k_carried), when the rows
+ * starts on a line (or, where step 2 cannot, one k before it: gr_k_carry), when the rows
  * share that offset (ld_bytes a whole number of lines) and the block is whole lines; else
  * blocks from k = 0. */
 struct gr_k_blocks gr_k_blocks_lines(size_t k, size_t block, uintptr_t rows, size_t ld_bytes,
@@ -30,10 +30,15 @@ struct gr_k_blocks gr_k_blocks_lines(size_t k, size_t block, uintptr_t rows, siz
 /* The end of the block that starts at k0. */
 size_t gr_k_block_end(const struct gr_k_blocks *b, size_t k0);
 
-/* Whether a K block boundary kk (0 < kk < k) of the BF16 row at address `row` falls on the
- * last element of a line: then the copy of X reads that element with the block before, which
- * reads the rest of its line, and keeps it for the block after. */
-int gr_k_carried(uintptr_t row, size_t k, size_t kk);
+/* Elements of X a row carries between K blocks, at most: less than a line. */
+#define GR_K_CARRY_MAX (GR_LINE_BYTES / 2)
+
+/* The elements of the BF16 row at address `row` from a K block boundary kk (0 < kk < k) to
+ * the end of its line (at most k - kk; 0 when kk starts a line): the block before reads them
+ * with the rest of that line and keeps them for the block after, so that a line of X's rows
+ * is read once where the blocks do not start on X's lines (blocks cut on W's lines, plain
+ * weights; an odd offset, packed). */
+size_t gr_k_carry(uintptr_t row, size_t k, size_t kk);
 
 /* Whether strips-order loops finish Y from the partial sums instead of the tiles writing it:
  * when a strip's piece of a row of Y (strip_bytes; rows ldy_bytes apart from y) is not whole

@@ -25,10 +25,11 @@
  * x= and rounds= force them.
  *
  *   make bench-replay REPLAY_ARGS="M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]
- *                                  [threads=T] [x=plan|none|own|shared] [rounds=plan|0|1]
- *                                  [skew=S]"
- * (PLACEMENT: aligned (the default), malloc or page+B) prints the DRAM bytes over the minimum
- * and the megabytes filled and written back per buffer. */
+ *                                  [x_at=PLACEMENT] [threads=T] [x=plan|none|own|shared]
+ *                                  [rounds=plan|0|1] [skew=S]"
+ * (PLACEMENT: aligned (the default), malloc or page+B; x_at= puts X elsewhere than W and Y)
+ * prints the DRAM bytes over the minimum and the megabytes filled and written back per
+ * buffer. */
 #include <stdint.h>
 #include <ucontext.h>
 #include <stdio.h>
@@ -161,31 +162,45 @@ static void arrange(struct replay *r, uint64_t x, uint64_t ldx, uint64_t rows, u
         }
 }
 
-/* The driver's arrange_rows on X in place: rows [r0, r0 + rows) of the K block at k0, a first
- * k from the carry and the k after the block into it where gr_k_carried says so. */
+/* Where the driver keeps X's elements carried into the K block at k0 (*in, the elements a row
+ * from *in_at) and out of the one ending at k1 (the return, a row's from *out_at): rows of
+ * gr_k_carry elements one after the other, in two buffers in turn (`turn`: the K block's). */
+static uint64_t carried(struct replay *r, const struct call *c, uint64_t k0, uint64_t k1,
+                        int turn, uint64_t *in, uint64_t *in_at, uint64_t *out_at)
+{
+    const uint64_t half = c->m * GR_K_CARRY_MAX * 2;
+    const int share = c->k * 2 % GR_LINE_BYTES == 0; /* X's rows K apart */
+    *in = share ? gr_k_carry(r->base[B_X], c->k, k0) : 0;
+    *in_at = r->base[B_X_CARRY] + (uint64_t)turn * half;
+    *out_at = r->base[B_X_CARRY] + (uint64_t)(turn ^ 1) * half;
+    return share ? gr_k_carry(r->base[B_X], c->k, k1) : 0;
+}
+
+/* The driver's arrange_rows on X in place: rows [r0, r0 + rows) of the K block at k0, its
+ * first elements from the carry and the elements after it in its last line into the other,
+ * a row at a time. */
 static void arrange_x(struct replay *r, const struct call *c, uint64_t r0, uint64_t rows,
-                      uint64_t k0, uint64_t kc)
+                      uint64_t k0, uint64_t kc, int turn)
 {
     const uint64_t ldx = c->k * 2, x = r->base[B_X] + r0 * ldx;
-    const int carries = ldx % GR_LINE_BYTES == 0;
-    uint64_t skip = 0;
-    if (carries && gr_k_carried(x, c->k, k0)) {
-        load(r, r->base[B_X_CARRY] + r0 * 2, rows * 2);
-        for (uint64_t i = 0; i < rows; i++)
-            store(r, r->base[B_X_F] + i * 4, 4);
-        skip = 1;
-    }
-    for (uint64_t i = 0; i < rows; i++)
+    uint64_t in, in_at, out_at, out = carried(r, c, k0, k0 + kc, turn, &in, &in_at, &out_at);
+    const uint64_t skip = min_u64(in, kc);
+    for (uint64_t i = 0; i < rows; i++) {
+        if (skip) {
+            load(r, in_at + (r0 + i) * in * 2, skip * 2);
+            for (uint64_t kk = 0; kk < skip; kk++)
+                store(r, r->base[B_X_F] + (kk * rows + i) * 4, 4);
+        }
         for (uint64_t kk = skip; kk < kc; kk++) {
             if ((kk - skip) % 32 == 0)
                 load(r, x + i * ldx + (k0 + kk) * 2, min_u64(32, kc - kk) * 2);
             store(r, r->base[B_X_F] + (kk * rows + i) * 4, 4);
         }
-    if (carries && gr_k_carried(x, c->k, k0 + kc))
-        for (uint64_t i = 0; i < rows; i++) {
-            load(r, x + i * ldx + (k0 + kc) * 2, 2);
-            store(r, r->base[B_X_CARRY] + (r0 + i) * 2, 2);
+        if (out) {
+            load(r, x + i * ldx + (k0 + kc) * 2, out * 2);
+            store(r, out_at + (r0 + i) * out * 2, out * 2);
         }
+    }
 }
 
 /* One register tile: partial sums in, a weight row and the rows' activations per k-pair,
@@ -212,23 +227,24 @@ static void tile(struct replay *r, const struct call *c, uint64_t rows, uint64_t
     }
 }
 
-/* The driver's copy of X's rows for the K block [k0, k1), with its carry of one element a
- * row (runtime/driver.c's copy_x). */
-static void copy_x(struct replay *r, const struct call *c, uint64_t k0, uint64_t k1)
+/* The driver's copy of X's rows for the K block [k0, k1), with its carry (runtime/driver.c's
+ * copy_x). */
+static void copy_x(struct replay *r, const struct call *c, uint64_t k0, uint64_t k1, int turn)
 {
     const uint64_t kc = k1 - k0, block = r->base[B_X_COPY] + k0 * c->m * 2;
+    uint64_t in, in_at, out_at, out = carried(r, c, k0, k1, turn, &in, &in_at, &out_at);
+    const uint64_t skip = min_u64(in, kc);
     for (uint64_t i = 0; i < c->m; i++) {
-        uint64_t row = r->base[B_X] + i * c->k * 2, from = k0;
-        if (gr_k_carried(row, c->k, k0)) {
-            load(r, r->base[B_X_CARRY] + i * 2, 2);
-            store(r, block + i * kc * 2, 2);
-            from++;
+        const uint64_t row = r->base[B_X] + i * c->k * 2;
+        if (skip) {
+            load(r, in_at + i * in * 2, skip * 2);
+            store(r, block + i * kc * 2, skip * 2);
         }
-        load(r, row + from * 2, (k1 - from) * 2);
-        store(r, block + (i * kc + from - k0) * 2, (k1 - from) * 2);
-        if (gr_k_carried(row, c->k, k1)) {
-            load(r, row + k1 * 2, 2);
-            store(r, r->base[B_X_CARRY] + i * 2, 2);
+        load(r, row + (k0 + skip) * 2, (kc - skip) * 2);
+        store(r, block + (i * kc + skip) * 2, (kc - skip) * 2);
+        if (out) {
+            load(r, row + k1 * 2, out * 2);
+            store(r, out_at + i * out * 2, out * 2);
         }
     }
 }
@@ -298,14 +314,15 @@ static void replay_call(struct replay *r, const struct call *c)
         }
         yl.y_from = yl.y_end < yl.col_end ? col0 + (yl.y_end - col0) / c->strip * c->strip
                                           : yl.col_end;
-        for (uint64_t k0 = 0, k1; k0 < c->k; k0 = k1) {
+        int turn = 0; /* which carry buffer the K block reads (runtime/driver.c's) */
+        for (uint64_t k0 = 0, k1; k0 < c->k; k0 = k1, turn ^= 1) {
             k1 = gr_k_block_end(&c->k_blocks, k0);
             uint64_t kc = k1 - k0;
             int first = k0 == 0, last = k1 == c->k;
             uint64_t x = r->base[B_X] + k0 * 2, ldx = c->k * 2;
             if (c->copy_x) { /* the block's rows one after the other, copied in the first block */
                 if (col0 == c->col_begin && c->copy_x == X_OWN)
-                    copy_x(r, c, k0, k1);
+                    copy_x(r, c, k0, k1, turn);
                 x = r->base[B_X_COPY] + k0 * c->m * 2;
                 ldx = kc * 2;
             }
@@ -317,7 +334,7 @@ static void replay_call(struct replay *r, const struct call *c)
                 if (c->copy_x)
                     arrange(r, x, ldx, c->m, kc);
                 else
-                    arrange_x(r, c, 0, c->m, k0, kc);
+                    arrange_x(r, c, 0, c->m, k0, kc, turn);
                 for (uint64_t s = col0; s < col0 + cols; s += c->strip) {
                     uint64_t w = r->base[B_W] + ((s / PANEL) * pairs + k0 / 2) * PANEL * 4 +
                                  s % PANEL * 4,
@@ -347,7 +364,7 @@ static void replay_call(struct replay *r, const struct call *c)
                 if (c->copy_x)
                     arrange(r, x + row * ldx, ldx, rows, kc);
                 else
-                    arrange_x(r, c, row, rows, k0, kc);
+                    arrange_x(r, c, row, rows, k0, kc, turn);
                 if (last)
                     finish_rows(r, c, &yl, row, row + rows, col0, col0, 1);
                 for (uint64_t s = col0; s < col0 + cols; s += c->strip) {
@@ -454,6 +471,7 @@ int main(int argc, char **argv)
 {
     const char *const placement_default = "aligned";
     const char *placement = placement_default, *x_arg = "plan", *rounds_arg = "plan";
+    const char *x_placement = NULL;
     uint64_t off_x = 0, off_w = 0, off_y = 0;
     unsigned long threads = 1, skew = 0;
     int bad = 0;
@@ -462,6 +480,8 @@ int main(int argc, char **argv)
             threads = strtoul(argv[i] + 8, NULL, 10);
         else if (!strncmp(argv[i], "x=", 2))
             x_arg = argv[i] + 2;
+        else if (!strncmp(argv[i], "x_at=", 5))
+            x_placement = argv[i] + 5;
         else if (!strncmp(argv[i], "rounds=", 7))
             rounds_arg = argv[i] + 7;
         else if (!strncmp(argv[i], "skew=", 5))
@@ -474,13 +494,14 @@ int main(int argc, char **argv)
     if (argc < 9 || bad ||
         (strcmp(rounds_arg, "plan") && strcmp(rounds_arg, "0") && strcmp(rounds_arg, "1")) || (strcmp(argv[4], "strips") && strcmp(argv[4], "tiles")) ||
         (strcmp(argv[7], "packed") && strcmp(argv[7], "plain")) ||
-        placement_offset(placement, 2, &off_x) || placement_offset(placement, 2, &off_w) ||
+        placement_offset(x_placement ? x_placement : placement, 2, &off_x) ||
+        placement_offset(placement, 2, &off_w) ||
         placement_offset(placement, 4, &off_y) || threads < 1 || threads > MAX_PARTS ||
         (strcmp(x_arg, "plan") && strcmp(x_arg, "none") && strcmp(x_arg, "own") &&
          strcmp(x_arg, "shared"))) {
         fprintf(stderr, "usage: %s M N K strips|tiles KC NC packed|plain L2_KB "
-                        "[aligned|malloc|page+B (B even, below %d)] [threads=1..%d] "
-                        "[x=plan|none|own|shared] [rounds=plan|0|1] [skew=S]\n",
+                        "[aligned|malloc|page+B (B even, below %d)] [x_at=PLACEMENT] "
+                        "[threads=1..%d] [x=plan|none|own|shared] [rounds=plan|0|1] [skew=S]\n",
                 argv[0], PAGE, MAX_PARTS);
         return 2;
     }
@@ -539,7 +560,7 @@ int main(int argc, char **argv)
         c.plain ? c.kc * (c.tiles_outer ? c.nc : c.strip) * 2 : 0,
         c.copy_x == X_OWN || (x_copy.rows && !x_copy.shared && c.copy_x == X_NONE)
             ? c.m * c.k * 2 : 0, /* the driver's layout: a piece's own copy where it may copy */
-        c.m * 2,
+        2 * c.m * GR_K_CARRY_MAX * 2,
         blocks_k > 1 ? c.m * Y_TAIL_COLS * 4 : 0,
     };
     const uint64_t offsets[B_END] = {c.plain ? off_w : 0, off_x, off_y};
@@ -612,8 +633,9 @@ int main(int argc, char **argv)
     double min = (double)sizes[B_W] + (double)sizes[B_X] + (double)sizes[B_Y], total = 0;
     for (int b = 0; b < B_END; b++)
         total += traffic.filled[b] + traffic.written[b];
-    printf("ratio=%.3f dram_bytes=%.0f min_bytes=%.0f placement=%s threads=%d x_copy=%s "
-           "rounds=%d skew=%lu\n", total / min, total, min, placement, part_count,
+    printf("ratio=%.3f dram_bytes=%.0f min_bytes=%.0f placement=%s%s%s threads=%d x_copy=%s "
+           "rounds=%d skew=%lu\n", total / min, total, min, placement,
+           x_placement ? " x_at=" : "", x_placement ? x_placement : "", part_count,
            x_copy_names[c.copy_x], c.rounds, skew);
     for (int b = 0; b < B_END; b++)
         if (traffic.filled[b] + traffic.written[b] > 0)

@@ -594,8 +594,8 @@ static void problem_free_placed(struct problem *p, size_t x_off)
 }
 
 /* Where the caller's buffers sit decides where K blocks start (a first block shorter by the
- * offset into its line of W's rows, plain weights, or of X's, packed), which element of X a
- * block carries to the next, and whether Y is finished from the partial sums
+ * offset into its line of W's rows, plain weights, or of X's, packed), which elements of X a
+ * block carries to the next, and how Y is written from the partial sums
  * (runtime/lines.h): X, W and Y at offsets past a line, against the fallback bit for bit, for
  * every variant, packed and plain weights, the plan's blockings and small K and column blocks
  * of both orders, with X copied and read in place. */
@@ -604,7 +604,7 @@ static void test_misaligned_starts(void **state)
     (void)state;
     /* bytes past a line of X, W, Y (BF16 Y takes any even offset, FP32 Y multiples of 4) */
     static const size_t offsets[][3] = {{2, 2, 4}, {16, 16, 16}, {62, 34, 60}, {0, 50, 8}};
-    size_t runs = 0, shifted = 0, carried = 0, copied = 0;
+    size_t runs = 0, shifted = 0, carried = 0, carried_more = 0, copied = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
         if (e->k < 1024 || e->n * e->k > BIG_WEIGHT)
@@ -631,7 +631,10 @@ static void test_misaligned_starts(void **state)
         struct gr_k_blocks w_blocks = gr_k_blocks_lines(p.k, 32, (uintptr_t)p.w, p.ldw * 2, 1);
         struct gr_k_blocks x_blocks = gr_k_blocks_lines(p.k, 32, (uintptr_t)p.x, p.ldx * 2, 2);
         shifted += w_blocks.first < w_blocks.block;
-        carried += (size_t)gr_k_carried((uintptr_t)p.x, p.k, x_blocks.first);
+        /* X's elements carried between K blocks: one (packed, an odd offset), or several
+         * (plain: blocks cut on W's lines, X off its lines by another offset) */
+        carried += gr_k_carry((uintptr_t)p.x, p.k, x_blocks.first) == 1;
+        carried_more += gr_k_carry((uintptr_t)p.x, p.k, w_blocks.first) > 1;
         /* The quick tier takes one of the two blockings of each run, in turn over the plans. */
         for (int run = 0; run < 12 * (int)isa_variant_count; run++) {
             const struct gr_variant *isa = isa_variants[run / 12];
@@ -649,10 +652,12 @@ static void test_misaligned_starts(void **state)
         free(expected);
         problem_free_placed(&p, off[0]);
     }
-    print_message("%zu runs; plain K blocks shifted in %zu problems, X carried in %zu; %zu runs "
-                  "copied X\n", runs, shifted, carried, copied);
+    print_message("%zu runs; plain K blocks shifted in %zu problems, X carried one element in "
+                  "%zu, several in %zu; %zu runs copied X\n", runs, shifted, carried,
+                  carried_more, copied);
     assert_true(shifted > 0);
     assert_true(carried > 0);
+    assert_true(carried_more > 0);
     assert_true(copied > 0);
 }
 
