@@ -91,7 +91,7 @@ struct x_copy blocking_x_copy(unsigned bucket, uint64_t n, uint64_t k, uint64_t 
 {
     const uint64_t cost_cols = ceil_div(k, P.x_copy_cost_cols);
     struct x_copy c = {0, col_block + 1 > cost_cols ? col_block + 1 : cost_cols, P.x_copy_stride,
-                       parts > 1, parts > 1};
+                       parts > 1, parts > 1 ? parts : 0};
     if (bucket >= BLOCKING_SET_ROWS && n >= 2 * col_block && n >= cost_cols)
         c.rows = BLOCKING_SET_ROWS;
     else

@@ -34,6 +34,9 @@ enum weights { WEIGHTS_PACKED = 0, WEIGHTS_PLAIN = 1 };
 struct x_copy {
     uint64_t rows, cols, stride, shared, rounds;
 };
+/* (`rounds` is 0, or the participants a round is planned for: `parts`. A call with fewer on
+ * one L2 widens its column blocks to cover a round's columns: runtime/driver.c's
+ * gr_drive_rounds.) */
 
 /* The X copy of a blocking with column blocks of col_block, for plans of (N, K, bucket) run
  * by `parts` participants on one L2 (1: a core alone). */

@@ -201,7 +201,9 @@ static void blocking_comment(struct text *out, const char *what, uint64_t l2_kib
     if (b->x_copy.rounds)
         text_printf(out, " *     The threads walk their column blocks in rounds (one block "
                          "each per round),\n *     so that a cluster's cores share X's K blocks "
-                         "in their L2.\n");
+                         "in their L2; a round covers\n *     %llu columns of one L2's threads "
+                         "(fewer threads, wider blocks).\n",
+                    (unsigned long long)(b->x_copy.rounds * b->col_block));
 }
 
 static int same_blockings(const struct blocking a[SHARES], const struct blocking b[SHARES])

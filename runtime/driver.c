@@ -68,6 +68,17 @@ static struct layout layout_of(const struct gr_drive *d)
 
 size_t gr_drive_bytes(const struct gr_drive *d) { return layout_of(d).bytes; }
 
+size_t gr_drive_rounds(struct gr_drive *d, size_t pieces)
+{
+    const size_t planned = d->blocking.col_rounds, pw = d->panel_width;
+    if (!planned)
+        return 0;
+    const size_t on_l2 = pieces < planned ? (pieces ? pieces : 1) : planned;
+    const size_t cols = (d->col_block * planned + on_l2 - 1) / on_l2;
+    d->col_block = (cols + pw - 1) / pw * pw;
+    return d->col_block;
+}
+
 /* The weights of the strip at column col for the K block at k0 (even): the packed weights in
  * place, or the plain rows packed into buf (stride elements from one layout row to the next). */
 static const void *strip_weights(const struct gr_drive *d, size_t col, size_t k0, size_t kc,

@@ -51,6 +51,12 @@ size_t gr_drive_shared_bytes(const struct gr_drive *d);
  * d walks, each block's rows one after the other (as the own copy). */
 void gr_drive_copy_x_rows(const struct gr_drive *d, uint16_t *copy, size_t r0, size_t r1);
 
+/* For a call of `pieces` participants in rounds (the blocking's col_rounds; compact threads,
+ * col_rounds to an L2): a round covers col_block x col_rounds columns of one L2's
+ * participants, so with fewer each takes a wider column block, whole panels. Sets
+ * d->col_block to it and returns it; 0, d unchanged, for blockings without rounds. */
+size_t gr_drive_rounds(struct gr_drive *d, size_t pieces);
+
 /* Scratch bytes one participant needs for d (a row block of plan->bucket rows at most). */
 size_t gr_drive_bytes(const struct gr_drive *d);
 

@@ -62,9 +62,11 @@ gemm_rvv_status gr_run_plan(const struct gr_call *c, const struct gr_plan *plan)
     d->y_bf16 = c->y_bf16;
     d->x_copy = NULL;
     p.pieces = gr_split_columns(w->n, panel_width, &p.piece_cols);
+    p.step = gr_drive_rounds(d, p.pieces);
+    if (!p.step)
+        p.step = p.piece_cols;
     if (gr_scratch_take(&p.scratch, gr_drive_shared_bytes(d), p.pieces, gr_drive_bytes(d)) != 0)
         return GEMM_RVV_ERR_NOMEM;
-    p.step = d->blocking.col_rounds ? d->col_block : p.piece_cols;
     const size_t rounds = (p.piece_cols + p.step - 1) / p.step;
     for (size_t row = 0; row < c->m; row += plan->bucket) {
         d->x = c->x + row * c->ldx;

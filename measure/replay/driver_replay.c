@@ -22,7 +22,8 @@
  * of column blocks). Whether X is copied (each participant's own copy, or one for the call)
  * and whether column blocks go in rounds is the generator's rule (blocking_x_copy) for the
  * blocking the runtime takes, a core alone on one thread, the cores of a cluster on more;
- * x= and rounds= force them.
+ * x= and rounds= force them. In rounds, fewer than four participants on an L2 take column
+ * blocks wider than NC, as the runtime does (gr_drive_rounds).
  *
  *   make bench-replay REPLAY_ARGS="M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]
  *                                  [x_at=PLACEMENT] [threads=T] [x=plan|none|own|shared]
@@ -545,6 +546,10 @@ int main(int argc, char **argv)
     else
         c.copy_x = !strcmp(x_arg, "own") ? X_OWN : !strcmp(x_arg, "shared") ? X_SHARED : X_NONE;
     c.rounds = !strcmp(rounds_arg, "plan") ? (int)x_copy.rounds : !strcmp(rounds_arg, "1");
+    if (c.rounds) { /* gr_drive_rounds: a round covers NC x CLUSTER columns of an L2's cores */
+        uint64_t on_l2 = min_u64((uint64_t)part_count, CLUSTER);
+        c.nc = ((c.nc * CLUSTER + on_l2 - 1) / on_l2 + PANEL - 1) / PANEL * PANEL;
+    }
 
     /* The caller's buffers apart, each where the placement puts it in its first page (the
      * same layout whatever the placement, so that only the offsets differ); then the call's

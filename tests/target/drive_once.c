@@ -50,7 +50,9 @@ int drive_pieces(const struct gr_plan *plan, const struct gr_variant *variant, i
     const size_t pw = o->panel_width, panels = (n + pw - 1) / pw;
     if (pieces > panels)
         pieces = panels;
-    const size_t piece = (panels + pieces - 1) / pieces * pw;
+    const size_t per = (panels + pieces - 1) / pieces, piece = per * pw;
+    pieces = (panels + per - 1) / per; /* as gr_split_columns counts them */
+    const size_t rounds = gr_drive_rounds(&d, pieces);
     const size_t each = gr_align_up(gr_drive_bytes(&d));
     char *scratch = gr_alloc_aligned(each * pieces);
     uint16_t *copy = gr_alloc_aligned(gr_drive_shared_bytes(&d) + 2);
@@ -62,7 +64,7 @@ int drive_pieces(const struct gr_plan *plan, const struct gr_variant *variant, i
             gr_drive_copy_x_rows(&d, copy, d.rows * i / pieces, d.rows * (i + 1) / pieces);
         d.x_copy = copy;
     }
-    const size_t step = d.blocking.col_rounds ? d.col_block : piece;
+    const size_t step = rounds ? rounds : piece;
     for (size_t round = 0; round * step < piece; round++)
         for (size_t i = 0; i < pieces; i++) {
             struct gr_cols own = {i * piece, (i + 1) * piece < n ? (i + 1) * piece : n};

@@ -29,7 +29,8 @@ int drive_once(const struct gr_plan *plan, const struct gr_variant *variant, int
 /* Computes Y's n columns as runtime/plan_call.c does for `pieces` threads, one after the other:
  * the shared copy of X made a share of the rows per piece where the blocking shares it
  * (gr_drive_shares_x), then each piece's column blocks, in rounds where the blocking says
- * col_rounds. Returns whether X was read from the shared copy. */
+ * col_rounds (the blocks as wide as gr_drive_rounds makes them for that many pieces).
+ * Returns whether X was read from the shared copy. */
 int drive_pieces(const struct gr_plan *plan, const struct gr_variant *variant, int share,
                  const struct drive_operands *o, size_t n, size_t pieces);
 
