@@ -19,7 +19,9 @@ VLENS=(256 128)
 # The functions each path is measured in (symbol prefixes).
 symbols() {
   case $1 in
-    kernel-*) echo "sym=gr_bf16_,sym=gr_drive_,sym=strips_outer,sym=tiles_outer,sym=strip_words,sym=y_at,sym=widen_base,sym=pack_base,sym=vlenb_base" ;;
+    # the tiles, the driver and its static helpers, runtime/lines.c, the variant's support
+    # (arrange_, pack_, vlenb_ of each variant)
+    kernel-*) echo "sym=gr_bf16_,sym=gr_drive_,sym=strips_outer,sym=tiles_outer,sym=strip_weights,sym=y_at,sym=arrange_,sym=pack_,sym=vlenb_,sym=finish_rows,sym=keep_tail,sym=copy_x,sym=carried,sym=layout_of,sym=k_blocks_of,sym=gr_k_,sym=gr_y_" ;;
     fallback) echo "sym=gr_fallback,sym=widen_column" ;;
     plain-c)  echo "sym=plain_c_linear,sym=widen" ;;
   esac

@@ -24,7 +24,7 @@
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define MAX_PREFIXES 16
+#define MAX_PREFIXES 32
 #define MAX_RANGES 64
 #define MAX_MAPPINGS 8192
 
@@ -250,8 +250,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         const char *a = argv[i];
         if (strncmp(a, "arg=", 4) == 0) /* the older "-plugin FILE,arg=..." spelling */
             a += 4;
-        if (strncmp(a, "sym=", 4) == 0 && prefix_count < MAX_PREFIXES)
+        if (strncmp(a, "sym=", 4) == 0) {
+            if (prefix_count == MAX_PREFIXES) {
+                fprintf(stderr, "insn_count: more than %d sym= prefixes\n", MAX_PREFIXES);
+                return -1;
+            }
             prefixes[prefix_count++] = strdup(a + 4);
+        }
         else if (strcmp(a, "all=on") == 0)
             measure_all = 1;
         else if (strncmp(a, "range=", 6) == 0 && range_count < MAX_RANGES) {
