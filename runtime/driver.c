@@ -195,7 +195,7 @@ static void strips_outer(const struct gr_drive *d, struct gr_tile_args *a, size_
     arrange_rows(d, w, 0, d->rows, k0, a->kc, x_f, d->rows);
     for (size_t s = col0; s < col0 + cols; s += d->strip) {
         a->vl = min_size(d->strip, col0 + cols - s);
-        a->last = w->last && !w->y_done && s < w->y_from;
+        a->last = w->last && s < w->y_from;
         a->w = strip_weights(d, s, k0, a->kc, a->vl, words, d->strip, &a->w_stride);
         a->bias = d->bias ? d->bias + s : NULL;
         for (size_t r = 0; r < d->rows; r += p->tile_rows) {
@@ -360,7 +360,9 @@ void gr_drive_columns(const struct gr_drive *d, struct gr_cols piece, struct gr_
          * needed): this block keeps the columns from y_end, and writes those the block
          * before kept from tail_from. */
         w.y_end = sums_kept ? gr_y_tail(y, y_bytes, ldy_bytes, col_end, piece.end) : col_end;
-        w.y_from = w.y_end < col_end ? col + (w.y_end - col) / d->strip * d->strip : col_end;
+        w.y_from = y_partials          ? col /* strips order writes Y from the sums */
+                   : w.y_end < col_end ? col + (w.y_end - col) / d->strip * d->strip
+                                       : col_end;
         w.tail_from = sums_kept && col > piece.begin
                           ? gr_y_tail(y, y_bytes, ldy_bytes, col, piece.end)
                           : col;
@@ -385,7 +387,7 @@ void gr_drive_columns(const struct gr_drive *d, struct gr_cols piece, struct gr_
             else
                 tiles_outer(dd, &a, col, col_end - col, k0, &w);
         }
-        if (strips) /* what the strips left: Y from the sums, or the strips from y_from */
+        if (strips) /* what the strips left: from y_done, or the strips from y_from */
             finish_rows(d, &w, col, 0, d->rows, y_partials ? y_done : w.y_from, w.y_end,
                         !y_partials || y_done == col);
         keep_tail(d, &w, col, col_end);

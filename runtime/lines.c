@@ -53,8 +53,8 @@ size_t gr_y_line_col(uintptr_t y, size_t y_bytes, size_t col, size_t done)
 
 size_t gr_y_tail(uintptr_t y, size_t y_bytes, size_t ldy_bytes, size_t col_end, size_t piece_end)
 {
-    if (col_end >= piece_end || y % y_bytes || ldy_bytes % GR_LINE_BYTES)
+    if (col_end >= piece_end || ldy_bytes % GR_LINE_BYTES)
         return col_end;
-    const uintptr_t line = (y + col_end * y_bytes) / GR_LINE_BYTES * GR_LINE_BYTES;
-    return line < y ? col_end : (size_t)(line - y) / y_bytes;
+    const size_t at = gr_y_line_col(y, y_bytes, col_end, 0); /* 0: no line starts in the row */
+    return at ? at : col_end;
 }

@@ -313,8 +313,9 @@ static void replay_call(struct replay *r, const struct call *c)
             if (col0 > c->col_begin)
                 yl.tail_from = gr_y_tail(r->base[B_Y], 4, c->n * 4, col0, c->col_end);
         }
-        yl.y_from = yl.y_end < yl.col_end ? col0 + (yl.y_end - col0) / c->strip * c->strip
-                                          : yl.col_end;
+        yl.y_from = c->y_partials        ? col0
+                    : yl.y_end < yl.col_end ? col0 + (yl.y_end - col0) / c->strip * c->strip
+                                            : yl.col_end;
         int turn = 0; /* which carry buffer the K block reads (runtime/driver.c's) */
         for (uint64_t k0 = 0, k1; k0 < c->k; k0 = k1, turn ^= 1) {
             k1 = gr_k_block_end(&c->k_blocks, k0);
@@ -346,7 +347,7 @@ static void replay_call(struct replay *r, const struct call *c)
                         w = r->base[B_WORDS];
                         w_stride = c->strip * 4;
                     }
-                    int direct = last && !c->y_partials && s < yl.y_from;
+                    int direct = last && s < yl.y_from;
                     for (uint64_t row = 0; row < c->m; row += c->tile_rows)
                         tile(r, c, min_u64(c->tile_rows, c->m - row), row, s, col0, c->m, row, w,
                              w_stride, kc, first, direct);
