@@ -32,7 +32,9 @@ typedef enum gemm_rvv_status {
     GEMM_RVV_ERR_NOMEM = 6,    /* memory could not be allocated */
     GEMM_RVV_ERR_THREADS = 7,  /* a worker thread could not be started, or a lock taken */
     GEMM_RVV_ERR_ISA = 8,      /* GEMM_RVV_ISA asks for a kernel variant this core lacks */
-    GEMM_RVV_ERR_ALIAS = 9     /* Y overlaps X, W or the bias */
+    GEMM_RVV_ERR_ALIAS = 9,    /* Y overlaps X, W or the bias */
+    GEMM_RVV_ERR_BUFFER = 10,  /* the caller's memory is too small or not aligned */
+    GEMM_RVV_ERR_RANGE = 11    /* elements past the end of the weight */
 } gemm_rvv_status;
 
 typedef enum gemm_rvv_type {
@@ -62,8 +64,39 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
  * new values. On error the object keeps its old values. */
 gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *w, int64_t ldw);
 
-/* Frees the object and its packed copy. NULL is ignored. */
+/* Frees the object and its packed copy (not memory given to gemm_rvv_weight_create_in).
+ * NULL is ignored. */
 void gemm_rvv_weight_free(gemm_rvv_weight *weight);
+
+/* ---- Weights in the caller's memory --------------------------------------------------------
+ * For an engine whose weights live in buffers it manages (a ggml backend buffer): the object's
+ * copy of W is kept in memory the caller owns, so that W is held once. The copy is the form
+ * this core and build serve from: packed where the build has plans for (N, K) and the core
+ * has V, else plain [N, K] rows for the fallback. */
+#define GEMM_RVV_WEIGHT_ALIGN 64
+
+/* Bytes of that copy of an [n, k] weight, into *bytes (a multiple of GEMM_RVV_WEIGHT_ALIGN). */
+gemm_rvv_status gemm_rvv_weight_bytes(int64_t n, int64_t k, size_t *bytes);
+
+/* Makes an object for an [n, k] weight whose copy lives in mem (mem_bytes bytes, at least
+ * gemm_rvv_weight_bytes(), aligned to GEMM_RVV_WEIGHT_ALIGN: else GEMM_RVV_ERR_BUFFER, and
+ * mem is not written). Only the padding of the packed form is written here, so that the
+ * caller's pages are touched as the weights arrive: each element holds whatever mem held
+ * until gemm_rvv_weight_write writes it. mem must stay valid until gemm_rvv_weight_free,
+ * which leaves it to the caller. */
+gemm_rvv_status gemm_rvv_weight_create_in(int64_t n, int64_t k, void *mem, size_t mem_bytes,
+                                          gemm_rvv_weight **out);
+
+/* Writes `count` elements of W, taken in row-major order from element `first` (W[first / K,
+ * first % K]) on, from src; any object, any range, in as many pieces as the engine likes.
+ * Waits for running calls on the object, as gemm_rvv_weight_update does. GEMM_RVV_ERR_RANGE
+ * when first + count > N * K (nothing written). */
+gemm_rvv_status gemm_rvv_weight_write(gemm_rvv_weight *weight, const uint16_t *src,
+                                      size_t first, size_t count);
+
+/* Reads the same elements back into dst: the exact bits last written or packed. */
+gemm_rvv_status gemm_rvv_weight_read(const gemm_rvv_weight *weight, uint16_t *dst, size_t first,
+                                     size_t count);
 
 /* ---- Linear --------------------------------------------------------------------------------
  * Y[M, N] = X[M, K] W[N, K]^T (+ bias[N]). X is BF16 with row stride ldx >= K; Y has row

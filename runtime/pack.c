@@ -37,15 +37,59 @@ void gr_pack(const uint16_t *w, size_t n, size_t k, size_t ldw, size_t panel_wid
     }
 }
 
-uint16_t gr_packed_get(const void *packed, uint32_t layout, size_t k, size_t panel_width,
-                       size_t row, size_t col)
+/* Where W[row, col] sits in packed weights: its 16-bit slot. */
+static size_t slot(uint32_t layout, size_t k, size_t panel_width, size_t row, size_t col)
 {
     const size_t pairs = k / 2 + k % 2;
     const size_t panel = row / panel_width * pairs * panel_width; /* in words */
-    if (layout == GR_LAYOUT_PAIRS) {
-        uint32_t word = ((const uint32_t *)packed)[panel + col / 2 * panel_width +
-                                                   row % panel_width];
-        return (uint16_t)(col % 2 ? word >> 16 : word);
+    if (layout == GR_LAYOUT_PAIRS)
+        return 2 * (panel + col / 2 * panel_width + row % panel_width) + col % 2;
+    return 2 * panel + col * panel_width + row % panel_width;
+}
+
+static void set_one(void *packed, uint32_t layout, size_t k, size_t panel_width, size_t e,
+                    uint16_t value)
+{
+    ((uint16_t *)packed)[slot(layout, k, panel_width, e / k, e % k)] = value;
+}
+
+void gr_pack_zero_padding(size_t n, size_t k, size_t panel_width, uint32_t layout, void *packed)
+{
+    const size_t pairs = k / 2 + k % 2, rows = (n + panel_width - 1) / panel_width * panel_width;
+    uint16_t *half = packed;
+    for (size_t row = n; row < rows; row++)
+        for (size_t col = 0; col < 2 * pairs; col++)
+            half[slot(layout, k, panel_width, row, col)] = 0;
+    if (k % 2)
+        for (size_t row = 0; row < n; row++)
+            half[slot(layout, k, panel_width, row, k)] = 0;
+}
+
+void gr_pack_range(const uint16_t *src, size_t first, size_t count, size_t n, size_t k,
+                   size_t panel_width, uint32_t layout, void *packed)
+{
+    const size_t end = first + count, pairs = k / 2 + k % 2;
+    /* The whole panels inside the range (the last panel ends at n, zero-padded past it). */
+    size_t p0 = (first / k + (first % k != 0) + panel_width - 1) / panel_width;
+    size_t row_end = end / k, p1 = row_end == n ? (n + panel_width - 1) / panel_width
+                                                : row_end / panel_width;
+    if (p1 <= p0) {
+        for (size_t e = first; e < end; e++)
+            set_one(packed, layout, k, panel_width, e, src[e - first]);
+        return;
     }
-    return ((const uint16_t *)packed)[2 * panel + col * panel_width + row % panel_width];
+    size_t from = p0 * panel_width * k, to = p1 * panel_width * k < n * k ? p1 * panel_width * k
+                                                                          : n * k;
+    for (size_t e = first; e < from; e++)
+        set_one(packed, layout, k, panel_width, e, src[e - first]);
+    gr_pack(src + (from - first), to / k - from / k, k, k, panel_width, layout,
+            (uint32_t *)packed + p0 * panel_width * pairs);
+    for (size_t e = to; e < end; e++)
+        set_one(packed, layout, k, panel_width, e, src[e - first]);
+}
+
+uint16_t gr_packed_get(const void *packed, uint32_t layout, size_t k, size_t panel_width,
+                       size_t row, size_t col)
+{
+    return ((const uint16_t *)packed)[slot(layout, k, panel_width, row, col)];
 }

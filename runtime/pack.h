@@ -33,4 +33,14 @@ void gr_pack(const uint16_t *w, size_t n, size_t k, size_t ldw, size_t panel_wid
 uint16_t gr_packed_get(const void *packed, uint32_t layout, size_t k, size_t panel_width,
                        size_t row, size_t col);
 
+/* Zeroes the slots of packed weights that hold no element of an [n, k] weight (columns past n
+ * in the last panel, the second half of the last k-pair when k is odd), which the kernels
+ * read; the elements' slots are left as they are. */
+void gr_pack_zero_padding(size_t n, size_t k, size_t panel_width, uint32_t layout, void *packed);
+
+/* Writes `count` elements of W, row-major from element `first`, into packed weights of an
+ * [n, k] weight (first + count <= n * k): whole panels at once, the rest one at a time. */
+void gr_pack_range(const uint16_t *src, size_t first, size_t count, size_t n, size_t k,
+                   size_t panel_width, uint32_t layout, void *packed);
+
 #endif

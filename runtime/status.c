@@ -16,6 +16,9 @@ const char *gemm_rvv_strerror(gemm_rvv_status status)
         return "GEMM_RVV_ISA asks for a kernel variant this core lacks (or names none: "
                "base, zvfbfwma or auto)";
     case GEMM_RVV_ERR_ALIAS: return "Y overlaps X, W or the bias";
+    case GEMM_RVV_ERR_BUFFER:
+        return "the caller's memory is too small or not aligned to GEMM_RVV_WEIGHT_ALIGN";
+    case GEMM_RVV_ERR_RANGE: return "elements past the end of the weight";
     }
     return "unknown status";
 }

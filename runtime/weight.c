@@ -14,6 +14,8 @@
 #include "pack.h"
 #include "scratch.h"
 
+_Static_assert(GEMM_RVV_WEIGHT_ALIGN == GR_ALIGN, "the caller's memory is aligned as the library's");
+
 /* The live objects, for fork(); the mutex guards the list and every fork_locked flag. */
 static struct gemm_rvv_weight *live;
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,21 +54,68 @@ static void store_weights(struct gemm_rvv_weight *obj, const uint16_t *w, size_t
         memcpy(obj->plain + row * obj->k, w + row * ldw, obj->k * sizeof *w);
 }
 
-/* The object's copy of W, allocated for the packed or the plain form. */
-static gemm_rvv_status alloc_copy(struct gemm_rvv_weight *obj)
+/* The form of the object's copy for this core and build: packed where a plan serves (N, K)
+ * and the core has V, else plain rows; its bytes (0 on overflow). */
+static size_t choose_form(struct gemm_rvv_weight *obj)
 {
     gr_find_plans(obj->n, obj->k, &obj->plans);
     if (obj->plans.count > 0 && gr_cpu_has_vector()) {
         obj->panel_width = gr_panel_width();
         obj->layout = gr_isa_variant()->layout;
         size_t words = gr_packed_words(obj->n, obj->k, obj->panel_width);
-        if (words == 0)
-            return GEMM_RVV_ERR_OVERFLOW;
-        obj->packed = gr_alloc_aligned(words * sizeof(uint32_t));
-    } else {
-        obj->plain = gr_alloc_aligned(obj->n * obj->k * sizeof(uint16_t));
+        return gr_align_up(words * sizeof(uint32_t));
     }
-    return obj->packed || obj->plain ? GEMM_RVV_OK : GEMM_RVV_ERR_NOMEM;
+    obj->panel_width = 0;
+    return gr_align_up(obj->n * obj->k * sizeof(uint16_t));
+}
+
+static void place_copy(struct gemm_rvv_weight *obj, void *mem)
+{
+    if (obj->panel_width)
+        obj->packed = mem;
+    else
+        obj->plain = mem;
+}
+
+/* Checks the arguments of a new object and makes it, with its lock, its form chosen and
+ * no copy yet; *bytes says the copy's size. */
+static gemm_rvv_status new_object(int64_t n, int64_t k, struct gemm_rvv_weight **out,
+                                  size_t *bytes)
+{
+    gemm_rvv_status s;
+    if ((s = gr_isa_status()) != GEMM_RVV_OK)
+        return s;
+    if ((s = gr_check_matrix(n, k, k, sizeof(uint16_t))) != GEMM_RVV_OK)
+        return s;
+    struct gemm_rvv_weight *obj = calloc(1, sizeof *obj);
+    if (!obj)
+        return GEMM_RVV_ERR_NOMEM;
+    obj->n = (size_t)n;
+    obj->k = (size_t)k;
+    *bytes = choose_form(obj);
+    if (*bytes == 0 || init_lock(&obj->lock) != 0) {
+        s = *bytes == 0 ? GEMM_RVV_ERR_OVERFLOW : GEMM_RVV_ERR_NOMEM;
+        free(obj);
+        return s;
+    }
+    *out = obj;
+    return GEMM_RVV_OK;
+}
+
+/* Puts a filled object on the live list and hands it out. */
+static void publish(struct gemm_rvv_weight *obj, gemm_rvv_weight **out)
+{
+    for (size_t i = 0; i < sizeof obj->counters / sizeof obj->counters[0]; i++)
+        atomic_init(&obj->counters[i], NULL);
+    /* Done at load when threads.c is linked; a program may create weights and never call. */
+    gr_fork_register();
+    pthread_mutex_lock(&live_lock);
+    obj->next = live;
+    if (live)
+        live->prev = obj;
+    live = obj;
+    pthread_mutex_unlock(&live_lock);
+    *out = obj;
 }
 
 gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, int64_t ldw,
@@ -79,31 +128,105 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
         return GEMM_RVV_ERR_NULL;
     if ((s = gr_check_matrix(n, k, ldw, sizeof(uint16_t))) != GEMM_RVV_OK)
         return s;
-    struct gemm_rvv_weight *obj = calloc(1, sizeof *obj);
-    if (!obj)
-        return GEMM_RVV_ERR_NOMEM;
-    obj->n = (size_t)n;
-    obj->k = (size_t)k;
-    if ((s = alloc_copy(obj)) == GEMM_RVV_OK && init_lock(&obj->lock) != 0)
-        s = GEMM_RVV_ERR_NOMEM;
-    if (s != GEMM_RVV_OK) {
-        free(obj->packed);
-        free(obj->plain);
-        free(obj);
+    struct gemm_rvv_weight *obj;
+    size_t bytes;
+    if ((s = new_object(n, k, &obj, &bytes)) != GEMM_RVV_OK)
         return s;
+    void *mem = gr_alloc_aligned(bytes);
+    if (!mem) {
+        pthread_rwlock_destroy(&obj->lock);
+        free(obj);
+        return GEMM_RVV_ERR_NOMEM;
     }
+    place_copy(obj, mem);
     store_weights(obj, w, (size_t)ldw);
-    for (size_t i = 0; i < sizeof obj->counters / sizeof obj->counters[0]; i++)
-        atomic_init(&obj->counters[i], NULL);
-    /* Done at load when threads.c is linked; a program may create weights and never call. */
-    gr_fork_register();
-    pthread_mutex_lock(&live_lock);
-    obj->next = live;
-    if (live)
-        live->prev = obj;
-    live = obj;
-    pthread_mutex_unlock(&live_lock);
-    *out = obj;
+    publish(obj, out);
+    return GEMM_RVV_OK;
+}
+
+gemm_rvv_status gemm_rvv_weight_bytes(int64_t n, int64_t k, size_t *bytes)
+{
+    if (!bytes)
+        return GEMM_RVV_ERR_NULL;
+    struct gemm_rvv_weight *obj;
+    size_t need;
+    gemm_rvv_status s = new_object(n, k, &obj, &need);
+    if (s != GEMM_RVV_OK)
+        return s;
+    pthread_rwlock_destroy(&obj->lock);
+    free(obj);
+    *bytes = need;
+    return GEMM_RVV_OK;
+}
+
+gemm_rvv_status gemm_rvv_weight_create_in(int64_t n, int64_t k, void *mem, size_t mem_bytes,
+                                          gemm_rvv_weight **out)
+{
+    if (gr_isa_status() != GEMM_RVV_OK)
+        return gr_isa_status();
+    if (!mem || !out)
+        return GEMM_RVV_ERR_NULL;
+    struct gemm_rvv_weight *obj;
+    size_t bytes;
+    gemm_rvv_status s = new_object(n, k, &obj, &bytes);
+    if (s != GEMM_RVV_OK)
+        return s;
+    if (mem_bytes < bytes || (uintptr_t)mem % GEMM_RVV_WEIGHT_ALIGN != 0) {
+        pthread_rwlock_destroy(&obj->lock);
+        free(obj);
+        return GEMM_RVV_ERR_BUFFER;
+    }
+    place_copy(obj, mem);
+    if (obj->packed)
+        gr_pack_zero_padding(obj->n, obj->k, obj->panel_width, obj->layout, obj->packed);
+    obj->external = 1;
+    publish(obj, out);
+    return GEMM_RVV_OK;
+}
+
+/* The arguments of a write or read: the object, the buffer, and a range inside N * K. */
+static gemm_rvv_status check_range(const gemm_rvv_weight *weight, const void *buf, size_t first,
+                                   size_t count)
+{
+    if (gr_isa_status() != GEMM_RVV_OK)
+        return gr_isa_status();
+    if (!weight || !buf)
+        return GEMM_RVV_ERR_NULL;
+    size_t total = weight->n * weight->k;
+    return first > total || count > total - first ? GEMM_RVV_ERR_RANGE : GEMM_RVV_OK;
+}
+
+gemm_rvv_status gemm_rvv_weight_write(gemm_rvv_weight *weight, const uint16_t *src,
+                                      size_t first, size_t count)
+{
+    gemm_rvv_status s = check_range(weight, src, first, count);
+    if (s != GEMM_RVV_OK)
+        return s;
+    if (pthread_rwlock_wrlock(&weight->lock) != 0)
+        return GEMM_RVV_ERR_THREADS;
+    if (weight->packed)
+        gr_pack_range(src, first, count, weight->n, weight->k, weight->panel_width,
+                      weight->layout, weight->packed);
+    else
+        memcpy(weight->plain + first, src, count * sizeof *src);
+    unlock(&weight->lock);
+    return GEMM_RVV_OK;
+}
+
+gemm_rvv_status gemm_rvv_weight_read(const gemm_rvv_weight *weight, uint16_t *dst, size_t first,
+                                     size_t count)
+{
+    gemm_rvv_status s = check_range(weight, dst, first, count);
+    if (s != GEMM_RVV_OK)
+        return s;
+    if ((s = gr_weight_hold(weight)) != GEMM_RVV_OK)
+        return s;
+    for (size_t e = first; e < first + count; e++)
+        dst[e - first] = weight->packed ? gr_packed_get(weight->packed, weight->layout, weight->k,
+                                                        weight->panel_width, e / weight->k,
+                                                        e % weight->k)
+                                        : weight->plain[e];
+    gr_weight_release(weight);
     return GEMM_RVV_OK;
 }
 
@@ -142,8 +265,10 @@ void gemm_rvv_weight_free(gemm_rvv_weight *weight)
     if (weight->next)
         weight->next->prev = weight->prev;
     pthread_mutex_unlock(&live_lock);
-    free(weight->packed);
-    free(weight->plain);
+    if (!weight->external) {
+        free(weight->packed);
+        free(weight->plain);
+    }
     free(weight);
 }
 

@@ -23,6 +23,7 @@ struct gemm_rvv_weight {
     uint32_t layout;
     size_t panel_width;
     uint16_t *plain;
+    int external; /* the copy lives in the caller's memory (gemm_rvv_weight_create_in) */
     /* Calls hold it shared, update holds it exclusive: no call sees half-packed values. */
     pthread_rwlock_t lock;
     /* The plans of this (N, K), found once at create: calls do no search. */
