@@ -219,8 +219,11 @@ int gr_threads_set(int count)
         rc = -1;
     }
     pthread_mutex_lock(&pool.lock);
+    while (pool.resizing)
+        pthread_cond_wait(&pool.idle, &pool.lock);
     pool.wanted = count;
-    if (resize(count) != 0)
+    /* The same count again keeps the running workers: engines set it before every graph. */
+    if (!(pool.started && pool.threads == count) && resize(count) != 0)
         rc = -1;
     pthread_mutex_unlock(&pool.lock);
     return rc;

@@ -5,6 +5,7 @@
  * Every result is compared bit for bit with reference.c. Only gemm_rvv.h is used, as an
  * engine would. Checks inside threads are counted and asserted by the main thread
  * (cmocka's asserts must not run on other threads). */
+#include <dirent.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -354,6 +355,40 @@ static void test_callers_share_one_weight_object(void **state)
     problem_free(base);
 }
 
+/* The threads of this process (/proc/self/task): how many, and a sum of their ids, which
+ * changes when one is replaced by a new one. */
+static int process_threads(long *id_sum)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int n = 0;
+    *id_sum = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.') {
+            n++;
+            *id_sum += atol(e->d_name);
+        }
+    closedir(d);
+    return n;
+}
+
+/* Setting the count that runs keeps the workers (engines set it before every graph): the
+ * same threads, not new ones; another count changes them. */
+static void test_same_count_keeps_workers(void **state)
+{
+    (void)state;
+    long ids, ids_after;
+    assert_int_equal(gemm_rvv_set_threads(3), GEMM_RVV_OK);
+    int before = process_threads(&ids);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(gemm_rvv_set_threads(3), GEMM_RVV_OK);
+    assert_int_equal(process_threads(&ids_after), before);
+    assert_int_equal(ids_after, ids);
+    assert_int_equal(gemm_rvv_get_threads(), 3);
+    assert_int_equal(gemm_rvv_set_threads(4), GEMM_RVV_OK);
+    assert_int_equal(process_threads(&ids_after), before + 1);
+}
+
 /* ---- weights updated, pool resized while calls run ---------------------------------------- */
 
 /* Updates alternate between the two weight values; after each, this thread's own call must see
@@ -528,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_first_calls_start_the_pool), /* first: nothing started yet */
         cmocka_unit_test(test_thread_counts),
         cmocka_unit_test(test_callers_share_one_weight_object),
+        cmocka_unit_test(test_same_count_keeps_workers),
         cmocka_unit_test(test_weight_updates_during_calls),
         cmocka_unit_test(test_pool_resized_during_calls),
         cmocka_unit_test(test_many_callers_on_many_threads),
