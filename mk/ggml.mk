@@ -33,7 +33,7 @@ PLUGIN_CFLAGS  = $(TARGET_CFLAGS) $(PIC_FLAGS) -D_POSIX_C_SOURCE=200809L -D_ISOC
                  -Iinclude -Iplugins/ggml -isystem $(GGML_SYSROOT)/usr/include
 # Only ggml_backend_init is exported; libggml-base comes from the process that loads it.
 PLUGIN_LDFLAGS = -shared -Wl,--exclude-libs,ALL -Wl,-z,defs -L$(GGML_LIBDIR) \
-                 -Wl,-rpath-link,$(GGML_LIBDIR) -lggml-base -lpthread -lm
+                 -Wl,-rpath-link,$(GGML_LIBDIR) -lggml -lggml-base -lpthread -lm
 
 $(BUILD)/ggml/obj/%.o: plugins/ggml/%.c $(wildcard plugins/ggml/*.h include/*.h) \
                        $(GGML_SYSROOT)/usr/include/ggml-backend.h $(BUILD)/probe.ok

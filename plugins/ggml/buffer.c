@@ -1,88 +1,217 @@
-/* The GEMM_RVV buffer type. A buffer is plain memory holding each tensor's bytes as ggml lays
- * them out (ggml reads them back, copies them to other backends and keeps activations here);
- * a weight the library has plans for is also packed into a gemm_rvv weight object when a write
- * reaches its last byte, so that MUL_MAT calls never pack. Writes that stop short of the end
- * drop the packed copy, and MUL_MAT then runs on the plain bytes. */
+/* The GEMM_RVV buffer type. A buffer is one allocation. A weight the library has plans for
+ * (grg_packs) holds only its packed form there: its allocation size is the packed size, a
+ * gemm_rvv weight object is made over that memory when the tensor is placed, writes pack into
+ * it and reads give back the BF16 bits written. Every other tensor (activations, norms,
+ * weights without plans) is plain bytes as ggml lays them out. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "plugin.h"
 
-#define GRG_ALIGNMENT 64
-
 struct grg_buffer {
     void *base;
-    struct grg_packed *packed;
+    struct grg_packed *packed; /* the packed tensors placed in it */
 };
 
-static void drop_packed(struct grg_buffer *b, struct ggml_tensor *t)
+static bool compute_buffer(ggml_backend_buffer_t buf)
 {
-    for (struct grg_packed **p = &b->packed; *p; p = &(*p)->next) {
-        if ((*p)->tensor == t) {
-            struct grg_packed *gone = *p;
+    return buf->usage == GGML_BACKEND_BUFFER_USAGE_COMPUTE;
+}
+
+/* The packed tensor a tensor's bytes belong to (itself or the tensor it views), or NULL. */
+static struct grg_packed *packed_of(const struct ggml_tensor *t)
+{
+    const struct ggml_tensor *base = t->view_src ? t->view_src : t;
+    struct grg_packed *p = base->extra;
+    return p && p->tensor == base ? p : NULL;
+}
+
+static void drop(struct grg_buffer *b, struct grg_packed *gone)
+{
+    for (struct grg_packed **p = &b->packed; *p; p = &(*p)->next)
+        if (*p == gone) {
             *p = gone->next;
-            gemm_rvv_weight_free(gone->weight);
-            free(gone);
             break;
         }
-    }
-    t->extra = NULL;
+    gone->tensor->extra = NULL;
+    gemm_rvv_weight_free(gone->weight);
+    free(gone);
 }
 
 static void drop_all(struct grg_buffer *b)
 {
-    while (b->packed) {
-        struct grg_packed *gone = b->packed;
-        b->packed = gone->next;
-        gemm_rvv_weight_free(gone->weight);
-        free(gone);
-    }
+    while (b->packed)
+        drop(b, b->packed);
 }
 
-/* Packs (or re-packs) the tensor's bytes; on failure the tensor stays plain, which is slower
- * but gives the same results. */
-static void pack(ggml_backend_buffer_t buf, struct ggml_tensor *t)
+/* Makes the weight object of a packed tensor over its place in the buffer. */
+static enum ggml_status place_packed(struct grg_buffer *b, struct ggml_tensor *t, size_t bytes)
 {
-    struct grg_buffer *b = buf->context;
-    const uint16_t *w = t->data;
-    int64_t n = t->ne[1], k = t->ne[0], ldw = (int64_t)(t->nb[1] / sizeof(uint16_t));
-    struct grg_packed *p = t->extra;
-    if (p && p->tensor == t) {
-        gemm_rvv_status s = gemm_rvv_weight_update(p->weight, w, ldw);
-        if (s == GEMM_RVV_OK)
-            return;
-        grg_log(GGML_LOG_LEVEL_WARN, "%s: re-packing %s failed (%s): runs unpacked\n", GRG_NAME,
-                t->name, gemm_rvv_strerror(s));
-        drop_packed(b, t);
-        return;
-    }
-    p = calloc(1, sizeof *p);
-    gemm_rvv_status s = p ? gemm_rvv_weight_create(w, n, k, ldw, &p->weight) : GEMM_RVV_ERR_NOMEM;
+    struct grg_packed *p = calloc(1, sizeof *p);
+    gemm_rvv_status s = p ? gemm_rvv_weight_create_in(t->ne[1], t->ne[0], t->data, bytes,
+                                                      &p->weight)
+                          : GEMM_RVV_ERR_NOMEM;
     if (s != GEMM_RVV_OK) {
-        grg_log(GGML_LOG_LEVEL_WARN, "%s: packing %s failed (%s): runs unpacked\n", GRG_NAME,
-                t->name, gemm_rvv_strerror(s));
+        grg_log(GGML_LOG_LEVEL_ERROR, "%s: cannot place %s: %s\n", GRG_NAME, t->name,
+                gemm_rvv_strerror(s));
         free(p);
-        return;
+        return s == GEMM_RVV_ERR_NOMEM ? GGML_STATUS_ALLOC_FAILED : GGML_STATUS_FAILED;
     }
     p->tensor = t;
     p->next = b->packed;
     b->packed = p;
     t->extra = p;
-    grg_log(GGML_LOG_LEVEL_DEBUG, "%s: packed %s (N = %lld, K = %lld)\n", GRG_NAME, t->name,
-            (long long)n, (long long)k);
+    return GGML_STATUS_SUCCESS;
 }
 
-/* After a write of [offset, offset + size): pack when it reached the weight's end, else drop
- * the packed copy, which no longer matches. Compute buffers hold activations: never packed. */
-static void written(ggml_backend_buffer_t buf, struct ggml_tensor *t, size_t offset, size_t size)
+/* A tensor placed anew: a packed one gets its weight object (one left from an earlier
+ * placement of the same tensor is dropped). */
+static enum ggml_status buffer_init_tensor(ggml_backend_buffer_t buf, struct ggml_tensor *t)
 {
-    if (buf->usage == GGML_BACKEND_BUFFER_USAGE_COMPUTE || t->view_src ||
-        !grg_weight_has_plans(t))
+    struct grg_buffer *b = buf->context;
+    if (t->view_src)
+        return GGML_STATUS_SUCCESS;
+    for (struct grg_packed *p = b->packed; p; p = p->next)
+        if (p->tensor == t) {
+            drop(b, p);
+            break;
+        }
+    if (compute_buffer(buf) || !grg_packs(t))
+        return GGML_STATUS_SUCCESS;
+    size_t bytes;
+    if (gemm_rvv_weight_bytes(t->ne[1], t->ne[0], &bytes) != GEMM_RVV_OK)
+        return GGML_STATUS_FAILED;
+    return place_packed(b, t, bytes);
+}
+
+/* ---- bytes of a packed tensor, in ggml's layout ------------------------------------------ */
+
+/* Where a write or read of [offset, offset + size) of tensor t falls in its packed tensor's
+ * own bytes (t may be a view of it). */
+static size_t packed_offset(const struct ggml_tensor *t, const struct grg_packed *p,
+                            size_t offset)
+{
+    return (size_t)((const char *)t->data - (const char *)p->tensor->data) + offset;
+}
+
+static void read_bytes(const struct grg_packed *p, size_t from, size_t size, unsigned char *out)
+{
+    size_t first = from / 2, end = (from + size + 1) / 2;
+    uint16_t chunk[1024];
+    for (size_t e = first; e < end; e += 1024) {
+        size_t count = end - e < 1024 ? end - e : 1024;
+        gemm_rvv_weight_read(p->weight, chunk, e, count);
+        /* the bytes of this chunk inside [from, from + size) */
+        size_t lo = e * 2 > from ? e * 2 : from;
+        size_t hi = (e + count) * 2 < from + size ? (e + count) * 2 : from + size;
+        memcpy(out + (lo - from), (unsigned char *)chunk + (lo - e * 2), hi - lo);
+    }
+}
+
+/* Writes bytes into a packed tensor: whole elements straight from the source, an element cut
+ * by the range's ends merged with the byte it keeps. */
+static void write_bytes(struct grg_packed *p, size_t from, size_t size, const unsigned char *in)
+{
+    if (size == 0)
         return;
-    if (offset + size == ggml_nbytes(t))
-        pack(buf, t);
+    if (from % 2) {
+        uint16_t e;
+        read_bytes(p, from - 1, 1, (unsigned char *)&e);
+        ((unsigned char *)&e)[1] = in[0];
+        gemm_rvv_weight_write(p->weight, &e, from / 2, 1);
+        from++, in++, size--;
+    }
+    size_t whole = size / 2;
+    if (whole && (uintptr_t)in % 2 == 0) {
+        gemm_rvv_weight_write(p->weight, (const uint16_t *)(const void *)in, from / 2, whole);
+    } else {
+        uint16_t chunk[1024];
+        for (size_t done = 0; done < whole; done += 1024) {
+            size_t count = whole - done < 1024 ? whole - done : 1024;
+            memcpy(chunk, in + 2 * done, count * 2);
+            gemm_rvv_weight_write(p->weight, chunk, from / 2 + done, count);
+        }
+    }
+    if (size % 2) {
+        uint16_t e;
+        size_t at = from + 2 * whole;
+        read_bytes(p, at, 2, (unsigned char *)&e);
+        ((unsigned char *)&e)[0] = in[2 * whole];
+        gemm_rvv_weight_write(p->weight, &e, at / 2, 1);
+    }
+}
+
+static void buffer_set(ggml_backend_buffer_t buf, struct ggml_tensor *t, const void *data,
+                       size_t offset, size_t size)
+{
+    (void)buf;
+    struct grg_packed *p = packed_of(t);
+    if (!p) {
+        memcpy((char *)t->data + offset, data, size);
+        return;
+    }
+    write_bytes(p, packed_offset(t, p, offset), size, data);
+    grg_release_source(data, size);
+}
+
+static void buffer_get(ggml_backend_buffer_t buf, const struct ggml_tensor *t, void *data,
+                       size_t offset, size_t size)
+{
+    (void)buf;
+    const struct grg_packed *p = packed_of(t);
+    if (p)
+        read_bytes(p, packed_offset(t, p, offset), size, data);
     else
-        drop_packed(buf->context, t);
+        memcpy(data, (const char *)t->data + offset, size);
+}
+
+static void buffer_memset(ggml_backend_buffer_t buf, struct ggml_tensor *t, uint8_t value,
+                          size_t offset, size_t size)
+{
+    (void)buf;
+    struct grg_packed *p = packed_of(t);
+    if (!p) {
+        memset((char *)t->data + offset, value, size);
+        return;
+    }
+    unsigned char pattern[2048];
+    memset(pattern, value, sizeof pattern);
+    size_t at = packed_offset(t, p, offset);
+    for (size_t done = 0; done < size; done += sizeof pattern)
+        write_bytes(p, at + done, size - done < sizeof pattern ? size - done : sizeof pattern,
+                    pattern);
+}
+
+/* Every byte of every tensor set to value: packed tensors get their objects anew (padding
+ * zeroed) and every element set to it. */
+static void buffer_clear(ggml_backend_buffer_t buf, uint8_t value)
+{
+    struct grg_buffer *b = buf->context;
+    size_t count = 0;
+    for (struct grg_packed *p = b->packed; p; p = p->next)
+        count++;
+    struct ggml_tensor **tensors = count ? malloc(count * sizeof *tensors) : NULL;
+    if (count && !tensors) {
+        grg_log(GGML_LOG_LEVEL_ERROR, "%s: no memory to clear a buffer\n", GRG_NAME);
+        return;
+    }
+    size_t i = 0;
+    for (struct grg_packed *p = b->packed; p; p = p->next)
+        tensors[i++] = p->tensor;
+    drop_all(b);
+    memset(b->base, value, buf->size);
+    for (i = 0; i < count; i++) {
+        size_t bytes = ggml_backend_buffer_get_alloc_size(buf, tensors[i]);
+        if (place_packed(b, tensors[i], bytes) == GGML_STATUS_SUCCESS)
+            buffer_memset(buf, tensors[i], value, 0, ggml_nbytes(tensors[i]));
+    }
+    free(tensors);
+}
+
+/* The tensors are gone (ggml places new ones): nothing may point at their objects. */
+static void buffer_reset(ggml_backend_buffer_t buf)
+{
+    drop_all(buf->context);
 }
 
 static void buffer_free(ggml_backend_buffer_t buf)
@@ -98,47 +227,6 @@ static void *buffer_base(ggml_backend_buffer_t buf)
     return ((struct grg_buffer *)buf->context)->base;
 }
 
-/* A tensor placed anew holds no packed copy yet (nor one left from an earlier placement). */
-static enum ggml_status buffer_init_tensor(ggml_backend_buffer_t buf, struct ggml_tensor *t)
-{
-    if (!t->view_src)
-        drop_packed(buf->context, t);
-    return GGML_STATUS_SUCCESS;
-}
-
-static void buffer_memset(ggml_backend_buffer_t buf, struct ggml_tensor *t, uint8_t value,
-                          size_t offset, size_t size)
-{
-    memset((char *)t->data + offset, value, size);
-    written(buf, t, offset, size);
-}
-
-static void buffer_set(ggml_backend_buffer_t buf, struct ggml_tensor *t, const void *data,
-                       size_t offset, size_t size)
-{
-    memcpy((char *)t->data + offset, data, size);
-    written(buf, t, offset, size);
-}
-
-static void buffer_get(ggml_backend_buffer_t buf, const struct ggml_tensor *t, void *data,
-                       size_t offset, size_t size)
-{
-    (void)buf;
-    memcpy(data, (const char *)t->data + offset, size);
-}
-
-static void buffer_clear(ggml_backend_buffer_t buf, uint8_t value)
-{
-    struct grg_buffer *b = buf->context;
-    drop_all(b);
-    memset(b->base, value, buf->size);
-}
-
-static void buffer_reset(ggml_backend_buffer_t buf)
-{
-    drop_all(buf->context);
-}
-
 static const struct ggml_backend_buffer_i buffer_iface = {
     .free_buffer = buffer_free,
     .base = buffer_base,
@@ -150,6 +238,8 @@ static const struct ggml_backend_buffer_i buffer_iface = {
     .reset = buffer_reset,
 };
 
+/* ---- buffer type ------------------------------------------------------------------------- */
+
 static const char *buft_name(ggml_backend_buffer_type_t buft)
 {
     (void)buft;
@@ -159,9 +249,10 @@ static const char *buft_name(ggml_backend_buffer_type_t buft)
 static ggml_backend_buffer_t buft_alloc(ggml_backend_buffer_type_t buft, size_t size)
 {
     struct grg_buffer *b = calloc(1, sizeof *b);
-    size_t rounded = (size + GRG_ALIGNMENT - 1) / GRG_ALIGNMENT * GRG_ALIGNMENT;
+    size_t rounded = (size + GEMM_RVV_WEIGHT_ALIGN - 1) / GEMM_RVV_WEIGHT_ALIGN *
+                     GEMM_RVV_WEIGHT_ALIGN;
     if (b)
-        b->base = aligned_alloc(GRG_ALIGNMENT, rounded ? rounded : GRG_ALIGNMENT);
+        b->base = aligned_alloc(GEMM_RVV_WEIGHT_ALIGN, rounded ? rounded : GEMM_RVV_WEIGHT_ALIGN);
     if (!b || !b->base) {
         grg_log(GGML_LOG_LEVEL_ERROR, "%s: cannot allocate a buffer of %zu bytes\n", GRG_NAME,
                 size);
@@ -174,11 +265,25 @@ static ggml_backend_buffer_t buft_alloc(ggml_backend_buffer_type_t buft, size_t 
 static size_t buft_alignment(ggml_backend_buffer_type_t buft)
 {
     (void)buft;
-    return GRG_ALIGNMENT;
+    return GEMM_RVV_WEIGHT_ALIGN;
+}
+
+/* A packed tensor takes its packed size; ggml's allocator asks before placing it. */
+static size_t buft_alloc_size(ggml_backend_buffer_type_t buft, const struct ggml_tensor *t)
+{
+    (void)buft;
+    size_t bytes;
+    if (grg_packs(t) && gemm_rvv_weight_bytes(t->ne[1], t->ne[0], &bytes) == GEMM_RVV_OK &&
+        bytes > ggml_nbytes(t))
+        return bytes;
+    return ggml_nbytes(t);
 }
 
 static struct ggml_backend_buffer_type buffer_type = {
-    .iface = {.name = buft_name, .alloc_buffer = buft_alloc, .alignment = buft_alignment},
+    .iface = {.name = buft_name,
+              .alloc_buffer = buft_alloc,
+              .alignment = buft_alignment,
+              .alloc_size = buft_alloc_size},
 };
 
 ggml_backend_buffer_type_t grg_buffer_type(void)
@@ -189,4 +294,14 @@ ggml_backend_buffer_type_t grg_buffer_type(void)
 bool grg_is_own_buffer_type(ggml_backend_buffer_type_t buft)
 {
     return buft == &buffer_type;
+}
+
+bool grg_reads_packed(const struct ggml_tensor *t)
+{
+    const struct ggml_tensor *base = t->view_src ? t->view_src : t;
+    if (packed_of(base))
+        return true;
+    /* Not placed yet (llama.cpp asks before it places weights): packed once placed there. */
+    return base->buffer && grg_is_own_buffer_type(base->buffer->buft) && !base->data &&
+           !compute_buffer(base->buffer) && grg_packs(base);
 }

@@ -24,12 +24,7 @@ void grg_log(enum ggml_log_level level, const char *fmt, ...)
         fputs(text, stderr);
 }
 
-/* ---- backend (stream) ---- */
-
-struct grg_stream {
-    uint16_t *scratch; /* activations rounded to BF16 */
-    size_t scratch_len;
-};
+/* ---- backend (stream): compute.c ---- */
 
 static const char *backend_name(ggml_backend_t backend)
 {
@@ -39,29 +34,13 @@ static const char *backend_name(ggml_backend_t backend)
 
 static void backend_free(ggml_backend_t backend)
 {
-    struct grg_stream *s = backend->context;
-    free(s->scratch);
-    free(s);
+    grg_stream_free(backend->context);
     free(backend);
 }
 
 static enum ggml_status backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph *graph)
 {
-    struct grg_stream *s = backend->context;
-    for (int i = 0; i < ggml_graph_n_nodes(graph); i++) {
-        struct ggml_tensor *t = ggml_graph_node(graph, i);
-        if (grg_op_is_layout(t->op))
-            continue;
-        if (t->op != GGML_OP_MUL_MAT) {
-            grg_log(GGML_LOG_LEVEL_ERROR, "%s: asked to run %s (%s), which it does not support\n",
-                    GRG_NAME, ggml_op_name(t->op), t->name);
-            return GGML_STATUS_FAILED;
-        }
-        enum ggml_status st = grg_mul_mat(t, &s->scratch, &s->scratch_len);
-        if (st != GGML_STATUS_SUCCESS)
-            return st;
-    }
-    return GGML_STATUS_SUCCESS;
+    return grg_stream_compute(backend->context, graph);
 }
 
 static const struct ggml_backend_i backend_iface = {
@@ -73,11 +52,11 @@ static const struct ggml_backend_i backend_iface = {
 static ggml_guid backend_guid = {0x67, 0x65, 0x6d, 0x6d, 0x5f, 0x72, 0x76, 0x76,
                                  0xbf, 0x16, 0x4b, 0x31, 0x9a, 0x0e, 0x52, 0x56};
 
-/* llama.cpp finds this by name and calls it with its thread count; the library's pool is
- * process-wide, so the last count set holds for every GEMM_RVV backend. */
+/* llama.cpp finds this by name and calls it with its thread count before every graph; the
+ * library's pool is process-wide, so the last count set holds for every GEMM_RVV backend, and
+ * setting the count that runs starts nothing. The backend's CPU backend gets it too. */
 static void set_n_threads(ggml_backend_t backend, int n_threads)
 {
-    (void)backend;
     int before = gemm_rvv_get_threads();
     gemm_rvv_status s = gemm_rvv_set_threads(n_threads);
     if (s != GEMM_RVV_OK)
@@ -85,6 +64,7 @@ static void set_n_threads(ggml_backend_t backend, int n_threads)
                 n_threads, gemm_rvv_strerror(s), gemm_rvv_get_threads());
     else if (gemm_rvv_get_threads() != before)
         grg_log(GGML_LOG_LEVEL_INFO, "%s: %d threads\n", GRG_NAME, gemm_rvv_get_threads());
+    grg_stream_set_threads(backend->context, n_threads);
 }
 
 /* ---- device ---- */
@@ -133,10 +113,9 @@ static ggml_backend_t device_init_backend(ggml_backend_dev_t dev, const char *pa
 {
     (void)params;
     ggml_backend_t backend = calloc(1, sizeof *backend);
-    struct grg_stream *s = calloc(1, sizeof *s);
-    if (!backend || !s) {
+    struct grg_stream *s = backend ? grg_stream_new(gemm_rvv_get_threads()) : NULL;
+    if (!s) {
         free(backend);
-        free(s);
         return NULL;
     }
     backend->guid = &backend_guid;

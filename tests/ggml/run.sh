@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The ggml plugin under sid's QEMU (whose riscv_hwprobe makes ggml load its RVV CPU variant),
 # with sid's ggml 0.27 and its own test program, test-backend-ops:
-#   1. the plugin built for the (N, K) of test-backend-ops' BF16 MUL_MAT cases: every MUL_MAT
-#      case it takes must match ggml's CPU backend, it must take some, and only BF16 x FP32 ones;
-#   2. a plugin built for other shapes: it declines every weight (names them), takes no case;
+#   1. the plugin built for the (N, K) of test-backend-ops' BF16 MUL_MAT cases: every BF16 x FP32
+#      MUL_MAT case must match ggml's CPU backend and its plans must serve them (the full tier:
+#      every MUL_MAT case, those it hands to ggml's CPU backend too);
+#   2. a plugin built for other shapes: it declines every weight (names them) and serves none,
+#      and the cases still pass (ggml's CPU backend computes them for it);
 #   3. the plugin in a ggml that reports another release: it refuses with a message naming both.
 # Usage: tests/ggml/run.sh PLUGIN OTHER_SHAPES_PLUGIN OTHER_RELEASE_STUB quick|full
 #   quick: VLEN 256 (the K1's); full: also VLEN 128 and 1024, and VLEN 256 with Zvfbfwma.
@@ -22,13 +24,17 @@ tbo=$GGML_ROOT/usr/libexec/riscv64-linux-gnu/ggml/test-backend-ops
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
+# The MUL_MAT cases run: BF16 weights by FP32 activations (what the plans serve), or all.
+cases=(-o MUL_MAT -p 'type_a=bf16,type_b=f32')
+[ "$tier" = full ] && cases=(-o MUL_MAT)
+
 # run LOG CPU PLUGIN [QEMU OPTION...]: test-backend-ops' MUL_MAT tests on GEMM_RVV, the
 # library's threads 3 to begin with.
 run() {
   local log=$1 cpu=$2 lib=$3; shift 3
   GGML_BACKEND_PATH=$lib "$SID_QEMU" -L "$GGML_ROOT" -cpu "rv64,v=true,$cpu" \
     -E GEMM_RVV_THREADS=3 "$@" \
-    "$tbo" test -b GEMM_RVV -o MUL_MAT > "$log" 2>&1
+    "$tbo" test -b GEMM_RVV "${cases[@]}" > "$log" 2>&1
 }
 
 # count LOG: "PASSED TOTAL" of the GEMM_RVV backend's summary line.
@@ -44,9 +50,6 @@ served() {
     return
   fi
   [ "$total" -gt 0 ] || fail "$name: GEMM_RVV took no MUL_MAT case ($log)"
-  local foreign
-  foreign=$(grep 'MUL_MAT(' "$log" | grep -v 'not supported' | grep -vc 'type_a=bf16,type_b=f32' || true)
-  [ "$foreign" -eq 0 ] || fail "$name: $foreign cases other than BF16 x FP32 ran on GEMM_RVV"
   grep -q 'plan M <= [0-9]* serves' "$log" || fail "$name: the log names no plan serving"
   # The library starts with GEMM_RVV_THREADS=3; test-backend-ops sets its own count through
   # the set-threads entry it finds by name.
@@ -62,11 +65,11 @@ declined() {
   local log="$LOG_DIR/backend-ops-other-shapes.log" rc=0 passed total
   run "$log" vlen=256 "$other" || rc=$?
   read -r passed total <<< "$(count "$log")"
-  [ "$rc" -eq 0 ] || fail "other shapes: test-backend-ops exit $rc ($log)"
-  [ "${total:-x}" = 0 ] || fail "other shapes: GEMM_RVV took ${total:-none} cases, expected none ($log)"
+  [ "$rc" -eq 0 ] && [ -n "${total:-}" ] && [ "$passed" = "$total" ] ||
+    fail "other shapes: test-backend-ops exit $rc, ${passed:-none}/${total:-none} passed ($log)"
   grep -q 'GEMM_RVV: declines .*no plan' "$log" || fail "other shapes: no declined weight named ($log)"
-  ! grep -q 'GEMM_RVV: packed' "$log" || fail "other shapes: a weight was packed ($log)"
-  echo "other shapes: $(grep -c 'GEMM_RVV: declines' "$log") weights declined, none taken"
+  ! grep -q 'plan M <= [0-9]* serves' "$log" || fail "other shapes: a plan served a weight it has no plan for ($log)"
+  echo "other shapes: $(grep -c 'GEMM_RVV: declines' "$log") weights declined, none served; $passed/$total cases passed on ggml's CPU backend through GEMM_RVV"
 }
 
 refused() {

@@ -1,0 +1,97 @@
+/* A GEMM_RVV backend's graphs: the nodes in the graph's order, each product GEMM_RVV serves
+ * run here, every run of other nodes between them by ggml's CPU backend on the same graph
+ * (only that run's nodes marked to compute), so nothing is copied between the two. Nodes the
+ * graph marks not to compute (the branches ggml_build_forward_select leaves out) and empty
+ * nodes are left alone, as the CPU backend leaves them. */
+#include <stdlib.h>
+
+#include "plugin.h"
+
+struct grg_stream {
+    ggml_backend_t cpu;
+    uint16_t *scratch; /* activations rounded to BF16 */
+    size_t scratch_len;
+    uint8_t *marked; /* per node: whether the graph marked it to compute */
+    int marked_len;
+};
+
+struct grg_stream *grg_stream_new(int threads)
+{
+    struct grg_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->cpu = grg_cpu_backend_new(threads);
+    if (!s->cpu) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void grg_stream_free(struct grg_stream *s)
+{
+    ggml_backend_free(s->cpu);
+    free(s->scratch);
+    free(s->marked);
+    free(s);
+}
+
+void grg_stream_set_threads(struct grg_stream *s, int threads)
+{
+    grg_cpu_set_threads(s->cpu, threads);
+}
+
+static bool runs_here(const struct ggml_tensor *t)
+{
+    return t->op == GGML_OP_MUL_MAT && grg_serves_mul_mat(t, NULL);
+}
+
+/* Nodes [from, to) on the CPU backend: those of them the graph marked, and no others. */
+static enum ggml_status cpu_run(struct grg_stream *s, struct ggml_cgraph *graph, int from,
+                                int to)
+{
+    bool any = false;
+    for (int i = from; i < to; i++)
+        if (s->marked[i]) {
+            ggml_graph_node(graph, i)->flags |= GGML_TENSOR_FLAG_COMPUTE;
+            any = true;
+        }
+    enum ggml_status st = any ? ggml_backend_graph_compute(s->cpu, graph) : GGML_STATUS_SUCCESS;
+    for (int i = from; i < to; i++)
+        ggml_graph_node(graph, i)->flags &= ~GGML_TENSOR_FLAG_COMPUTE;
+    return st;
+}
+
+enum ggml_status grg_stream_compute(struct grg_stream *s, struct ggml_cgraph *graph)
+{
+    int n = ggml_graph_n_nodes(graph);
+    if (n > s->marked_len) {
+        uint8_t *grown = realloc(s->marked, (size_t)n);
+        if (!grown)
+            return GGML_STATUS_ALLOC_FAILED;
+        s->marked = grown;
+        s->marked_len = n;
+    }
+    for (int i = 0; i < n; i++) {
+        struct ggml_tensor *t = ggml_graph_node(graph, i);
+        s->marked[i] = (t->flags & GGML_TENSOR_FLAG_COMPUTE) != 0;
+        t->flags &= ~GGML_TENSOR_FLAG_COMPUTE;
+    }
+    enum ggml_status st = GGML_STATUS_SUCCESS;
+    int from = 0;
+    for (int i = 0; i < n && st == GGML_STATUS_SUCCESS; i++) {
+        struct ggml_tensor *t = ggml_graph_node(graph, i);
+        if (!s->marked[i] || !runs_here(t))
+            continue;
+        st = cpu_run(s, graph, from, i);
+        from = i + 1;
+        if (st == GGML_STATUS_SUCCESS && !ggml_is_empty(t))
+            st = grg_mul_mat(t, &s->scratch, &s->scratch_len);
+    }
+    if (st == GGML_STATUS_SUCCESS)
+        st = cpu_run(s, graph, from, n);
+    for (int i = 0; i < n; i++)
+        if (s->marked[i])
+            ggml_graph_node(graph, i)->flags |= GGML_TENSOR_FLAG_COMPUTE;
+    return st;
+}
