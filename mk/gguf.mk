@@ -4,9 +4,10 @@
 #
 #   make gguf-models        the test models of tests/llama/make_gguf_models.py (build/llama/models)
 #   make test-gguf-shapes   tools/gguf-shapes on them, against gemm-rvv-shapes (host, seconds)
-#   make test-llama         one small llama-perplexity run of the Llama (sid's QEMU), with the
-#                           plugin too: LLAMA_PLUGIN, or the one mk/ggml.mk's rules build
-#   make test-llama-full    both models, 2 chunks, and the bad-input models
+#   make test-llama         one small llama-perplexity run of the GQA Llama and of the tied
+#                           Qwen2 (sid's QEMU), with the plugin too: LLAMA_PLUGIN, or the one
+#                           mk/ggml.mk's rules build
+#   make test-llama-full    the four models, 2 chunks, and the bad-input models
 #   make bench-llama        llama-bench tg/pp instructions counted under QEMU 7.2 (one thread),
 #                           without and with the plugin
 
@@ -54,10 +55,13 @@ LLAMA_PLUGIN   ?=
 LLAMA_MANIFEST ?= $(LLAMA_TEST)/gen/manifest.json
 endif
 
-# The shapes of both test models in one file, for the plugin's library: M = 64 is the
-# perplexity runs' batch (every position's logits, so the lm_head's too).
+# The shapes of the four test models in one file, for the plugin's library: M = 64 is the
+# perplexity runs' batch (every position's logits, so the lm_head's too). gguf-shapes' gate
+# plans every BF16 Linear, those below the library's default gate too (the GQA k and v, the
+# Qwen2's every Linear).
+LLAMA_SHAPES_MODELS := llama qwen3 llama-gqa qwen2-tied
 $(LLAMA_TEST)/shapes.yaml: $(LLAMA_MODELS)/.made tools/gguf-shapes
-	$(GGUF_RUN) tools/gguf-shapes --batch 1,64 -o $@ $(LLAMA_MODELS)/llama.gguf $(LLAMA_MODELS)/qwen3.gguf
+	$(GGUF_RUN) tools/gguf-shapes --batch 1,64 -o $@ $(LLAMA_SHAPES_MODELS:%=$(LLAMA_MODELS)/%.gguf)
 
 $(LLAMA_TEST)/gen/manifest.json: $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) $(TEMPLATES)
 	$(GEN_BIN) -o $(@D) $< > /dev/null
@@ -75,10 +79,10 @@ endef
 LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 
 test-llama: $(LLAMA_TEST_DEPS)
-	$(call check_llama,llama,1)
+	$(call check_llama,llama-gqa qwen2-tied,1)
 
 test-llama-full: $(LLAMA_TEST_DEPS)
-	$(call check_llama,llama qwen3 llama-noplan llama-f16 llama-q8_0,2)
+	$(call check_llama,llama qwen3 llama-gqa qwen2-tied llama-noplan llama-f16 llama-q8_0,2)
 
 # ---- llama-bench counted under QEMU 7.2 (make bench-llama; not part of make test) -----------
 # With LLAMA_PLUGIN set, the plugin's figures too.
@@ -89,7 +93,8 @@ $(HWPROBE_SHIM): measure/llama/hwprobe_shim.c $(BUILD)/probe.ok
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@ -ldl
 
-# The Llama's k and v (N = 512) stay on ggml's CPU backend; every Linear of the Qwen3 passes the gate.
+# With gguf-shapes' gate the plugin serves every BF16 Linear of both, the Llama's k and v
+# (N = 512) too.
 LLAMA_BENCH_MODELS ?= llama qwen3
 
 bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps

@@ -58,10 +58,11 @@ value() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$2"; }
 
 # The Linears' MACs per token: a decoded token runs them all. Of a prompt, llama.cpp keeps
 # only the positions whose logits are asked for (the last one, in llama-bench) from the last
-# block's attention output on: that block's FFN and the lm_head run once per prompt.
+# block's attention output on: that block's FFN and the lm_head run once per prompt. The
+# lm_head is output.weight, or token_embd.weight in a tied model (--weights lists it only then).
 read -r body last < <($GGUF_SHAPES --weights "$model" | awk -F'\t' '
   $2 == "BF16" { split($1, p, "."); macs[NR] = $3 * $4; block[NR] = p[1] == "blk" ? p[2] : -1
-                 tail[NR] = $1 == "output.weight" || $1 ~ /^blk\.[0-9]+\.ffn_/
+                 tail[NR] = $1 == "output.weight" || $1 == "token_embd.weight" || $1 ~ /^blk\.[0-9]+\.ffn_/
                  if (block[NR] > top) top = block[NR] }
   END { for (i in macs) if (tail[i] && (block[i] == top || block[i] == -1)) l += macs[i]; else b += macs[i]
         print b + 0, l + 0 }')

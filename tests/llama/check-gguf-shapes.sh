@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2015  # "A && ok || fail": ok never fails
-# tools/gguf-shapes on the test models of make_gguf_models.py (host): the Llama's and the
-# Qwen3's layers are those gemm-rvv-shapes writes from the same config.json, gemm-rvv-gen
-# takes the file, a tied lm_head and a non-BF16 weight are said, model names cannot inject
-# YAML, and bad input gets its exit status and message with -o leaving an existing file alone.
+# tools/gguf-shapes on the test models of make_gguf_models.py (host): each model's layers are
+# those gemm-rvv-shapes writes from the same config.json, gemm-rvv-gen takes the file and, with
+# the gate gguf-shapes writes, plans every BF16 Linear (--gate default: the library's gate), a
+# tied lm_head and a non-BF16 weight are said, model names cannot inject YAML, and bad input
+# gets its exit status and message with -o leaving an existing file alone.
 # Usage: PYTHON=... PYTHONPATH=... tests/llama/check-gguf-shapes.sh GGUF_SHAPES SHAPES_BIN GEN_BIN MODELS
 set -u
 tool=$1 shapes_bin=$2 gen_bin=$3 models=$4
@@ -28,26 +29,55 @@ expect() {
   fi
 }
 
-# The layers (from the model: line on) match gemm-rvv-shapes' for the same model and options.
-for arch in llama qwen3; do
+# The layers (from the model: line on) match gemm-rvv-shapes' for the same model and options;
+# comment lines in the list aside (a tied lm_head's names embed_tokens there, token_embd here).
+for arch in llama qwen3 llama-gqa qwen2-tied; do
   for opts in "--batch 1" "--batch 1,4,16 --prefill 64,128"; do
     # shellcheck disable=SC2086
     if ! shapes $opts "$models/$arch.gguf" > "$tmp/gguf.yaml" ||
        ! "$shapes_bin" $opts "$models/$arch.config.json" > "$tmp/json.yaml"; then
       fail "$arch $opts: a tool failed"; continue
     fi
-    if diff -u <(sed -n '/^model:/,$p' "$tmp/json.yaml") <(sed -n '/^model:/,$p' "$tmp/gguf.yaml"); then
+    if diff -u <(sed -n '/^model:/,$p' "$tmp/json.yaml" | grep -v '^  #') \
+               <(sed -n '/^model:/,$p' "$tmp/gguf.yaml" | grep -v '^  #'); then
       ok
     else
       fail "$arch $opts: gguf-shapes and gemm-rvv-shapes list other layers"
     fi
   done
-  # The generator takes the file and plans the gated Linears (N, K >= 1024).
+  # The generator takes the file and, with its gate, plans every (Linear, M): no fallback.
   shapes --batch 1 --prefill 64 -o "$tmp/$arch.yaml" "$models/$arch.gguf" &&
     "$gen_bin" -o "$tmp/gen-$arch" "$tmp/$arch.yaml" > "$tmp/gen.log" 2>&1 &&
-    grep -q '"file"' "$tmp/gen-$arch/manifest.json" && ok ||
-    { fail "$arch: gemm-rvv-gen did not take the shapes file:"; cat "$tmp/gen.log"; }
+    grep -q '"file"' "$tmp/gen-$arch/manifest.json" &&
+    grep -q '"verdict": "kernel"' "$tmp/gen-$arch/manifest.json" &&
+    ! grep -q '"verdict": "fallback"' "$tmp/gen-$arch/manifest.json" && ok ||
+    { fail "$arch: gemm-rvv-gen did not take the shapes file or left a Linear to the fallback:"
+      cat "$tmp/gen.log"; grep '"fallback"' "$tmp/gen-$arch/manifest.json"; }
 done
+
+# The gate: written with the reason, and in the manifest; below the default gate, the GQA
+# Llama's k and v (384 x 1152) and the Qwen2's k and v (128 x 896) are planned at M = 1.
+engine_gate='gate: {min_n: 1, min_k: 1, max_m: 128, min_mnk: 1}'
+default_gate='gate: {min_n: 1024, min_k: 1024, max_m: 128, min_mnk: 1000000}'
+grep -qxF "$engine_gate" "$tmp/llama-gqa.yaml" &&
+  grep -qF "# The gate: every 2-D BF16 Linear gets a kernel (gguf-shapes --gate engine)." "$tmp/llama-gqa.yaml" &&
+  grep -qF "own BF16 path is scalar: ggml's MUL_MAT costs 12 instructions a multiply-accumulate" "$tmp/llama-gqa.yaml" &&
+  grep -qF '"gate": {"min_n": 1, "min_k": 1, "max_m": 128, "min_mnk": 1}' "$tmp/gen-llama-gqa/manifest.json" &&
+  grep -qF '{"name": "k_proj", "M": 1, "N": 384, "K": 1152, "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n384_k1152"' "$tmp/gen-llama-gqa/manifest.json" &&
+  grep -qF '{"name": "v_proj", "M": 1, "N": 128, "K": 896, "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n128_k896"' "$tmp/gen-qwen2-tied/manifest.json" &&
+  ok || fail "the gate is not written, or not what the generator used: $(grep -B7 '^gate' "$tmp/llama-gqa.yaml")"
+# --gate default: the library's gate, said and kept in the command that regenerates the file;
+# the narrow k and v go to the fallback, with the reason.
+shapes --gate default --batch 1 -o "$tmp/gqa-default.yaml" "$models/llama-gqa.gguf" &&
+  grep -qxF "$default_gate" "$tmp/gqa-default.yaml" && ! grep -qxF "$engine_gate" "$tmp/gqa-default.yaml" &&
+  grep -qF "# The gate: the library's default, N >= 1024, K >= 1024, M*N*K >= 1000000" "$tmp/gqa-default.yaml" &&
+  grep -qF -- "--batch 1 --gate default $models/llama-gqa.gguf" "$tmp/gqa-default.yaml" &&
+  diff <(sed -n '/^model:/,$p' "$tmp/gqa-default.yaml") <(shapes --batch 1 "$models/llama-gqa.gguf" | sed -n '/^model:/,$p') &&
+  "$gen_bin" --explain -o "$tmp/gen-gqa-default" "$tmp/gqa-default.yaml" > "$tmp/gen.log" 2>&1 &&
+  grep -qE '^k_proj +1 +384 +1152 +fallback +- +N=384 < 1024, M\*N\*K=442368 < 1000000$' "$tmp/gen.log" &&
+  grep -qF '"name": "v_proj", "M": 1, "N": 384, "K": 1152, "verdict": "fallback", "bucket": null, "plan": null, "row_blocks": null, "reason": "N=384 < 1024, M*N*K=442368 < 1000000"' "$tmp/gen-gqa-default/manifest.json" &&
+  ok || { fail "--gate default: not the library's gate:"; cat "$tmp/gqa-default.yaml" "$tmp/gen.log"; }
+expect 2 '--gate takes engine or default, not "none"' --gate none "$models/llama.gguf"
 grep -q "^# tiny-qwen3-random: qwen3, hidden 1024, intermediate 2048, 2 layers,$" "$tmp/qwen3.yaml" &&
   grep -q "^# 16 query heads and 8 key/value heads of 128, vocabulary 1024.$" "$tmp/qwen3.yaml" &&
   grep -qF "#   gguf-shapes --model tiny-qwen3-random --batch 1 --prefill 64 $models/qwen3.gguf" "$tmp/qwen3.yaml" &&
@@ -73,8 +103,18 @@ shapes "$models/llama-noplan.gguf" > "$tmp/noplan.yaml" &&
 [ "$(shapes --weights "$models/llama-noplan.gguf" | wc -l)" = 15 ] &&
   shapes --weights "$models/llama-noplan.gguf" | grep -qP '^output\.weight\tBF16\t1280\t1024$' &&
   shapes --weights "$models/llama-q8_0.gguf" | grep -qP '^blk\.1\.ffn_down\.weight\tQ8_0\t1024\t2048$' &&
-  shapes --weights "$models/qwen3-tied.gguf" | grep -qP "^token_embd\\.weight\\tBF16\\t512\\t256$" && ok ||
+  shapes --weights "$models/qwen3-tied.gguf" | grep -qP "^token_embd\\.weight\\tBF16\\t512\\t256$" &&
+  ! shapes --weights "$models/llama-noplan.gguf" | grep -q '^token_embd' && ok ||
   fail "--weights does not list the Linears' tensors"
+# A tied model's lm_head is token_embd.weight (N = vocabulary, K = hidden): listed as a Linear
+# and planned as the lm_head; there is no output.weight.
+shapes --weights "$models/qwen2-tied.gguf" > "$tmp/tied-weights.txt" &&
+  [ "$(head -1 "$tmp/tied-weights.txt")" = "$(printf 'token_embd.weight\tBF16\t1024\t896')" ] &&
+  ! grep -q '^output\.weight' "$tmp/tied-weights.txt" && [ "$(wc -l < "$tmp/tied-weights.txt")" = 8 ] &&
+  grep -qF "  # lm_head: tied to token_embd (no output.weight), packed from that matrix" "$tmp/qwen2-tied.yaml" &&
+  grep -q "name: lm_head,   N: 1024,    K: 896,   M: 1}" "$tmp/qwen2-tied.yaml" &&
+  grep -qF '{"name": "lm_head", "M": 1, "N": 1024, "K": 896, "verdict": "kernel"' "$tmp/gen-qwen2-tied/manifest.json" && ok ||
+  fail "qwen2-tied: token_embd.weight not listed, or not planned, as the lm_head: $(cat "$tmp/tied-weights.txt")"
 
 # Tied: lm_head from token_embd, said in a comment; a Q8_0 output.weight is left out, and said.
 shapes "$models/qwen3-tied.gguf" > "$tmp/tied.yaml" &&

@@ -88,7 +88,11 @@ check_log() {
 for case in "${cases[@]}"; do
   model=$models/$case.gguf
   [ -f "$model" ] || { fail "$case: no model $model"; continue; }
-  vocab=$($GGUF_SHAPES --weights "$model" | awk -F'\t' '$1 == "output.weight" { print $3 }')
+  # The vocabulary: N of the lm_head, output.weight, or token_embd.weight when tied (gguf-shapes
+  # --weights lists token_embd.weight only then).
+  vocab=$($GGUF_SHAPES --weights "$model" |
+    awk -F'\t' '$1 == "output.weight" || $1 == "token_embd.weight" { print $3; exit }')
+  [ -n "$vocab" ] || { fail "$case: gguf-shapes --weights lists no lm_head"; continue; }
   cpu=$(perplexity "$LOG_DIR/$case.cpu.log")
   if [ -z "$cpu" ]; then
     fail "$case: llama-perplexity gave no perplexity ($LOG_DIR/$case.cpu.log):"

@@ -6,6 +6,13 @@ python3-gguf's GGUFWriter, seeded, so every run writes the same bytes:
                          4 key/value heads of 128, vocabulary 1024; every 2-D weight BF16.
   OUT/qwen3.gguf         Qwen3: hidden 1024, intermediate 2048, 2 layers, 16 query heads and
                          8 key/value heads of 128 (q_proj is 2048 x 1024, as in Qwen3-0.6B).
+  OUT/llama-gqa.gguf     a grouped-query Llama: hidden 1152, intermediate 3072, 1 layer, 9 query
+                         heads and 3 key/value heads of 128, vocabulary 1024: k and v
+                         (384 x 1152) are below the library's default gate (N, K >= 1024).
+  OUT/qwen2-tied.gguf    Qwen2.5-0.5B's Linears in 1 layer: Qwen2 (q/k/v biases), hidden 896,
+                         intermediate 4864, 14 query heads and 2 key/value heads of 64,
+                         vocabulary 1024, no output.weight (lm_head tied to token_embd):
+                         every Linear is below the default gate.
   OUT/llama-noplan.gguf  the Llama with a vocabulary of 1280: lm_head (1280 x 1024) is the one
                          Linear whose shape the Llama's shapes file does not hold.
   OUT/llama-f16.gguf     the Llama with F16 weights;  OUT/llama-q8_0.gguf  with Q8_0 weights.
@@ -14,7 +21,8 @@ python3-gguf's GGUFWriter, seeded, so every run writes the same bytes:
   OUT/small-mixed.gguf   the small Qwen3 untied, with output.weight in Q8_0;
   OUT/small-badname.gguf the small Qwen3 whose general.name holds a line break and YAML.
   OUT/text.txt           a short text of random lower-case words, for llama-perplexity.
-  OUT/NAME.config.json   the Hugging Face config.json of the Llama and the Qwen3, for comparing
+  OUT/NAME.config.json   the Hugging Face config.json of the Llama, the Qwen3, the GQA Llama and
+                         the Qwen2, for comparing
                          tools/gguf-shapes with gemm-rvv-shapes.
 
 Norms are F32 as llama.cpp's converter writes them. The vocabulary is SentencePiece-style
@@ -36,9 +44,15 @@ QWEN3 = {"arch": "qwen3", "name": "tiny-qwen3-random", "hidden": 1024, "intermed
          "layers": 2, "heads": 16, "kv_heads": 8, "head_dim": 128, "vocab": 1024,
          "tied": False, "rope_theta": 1000000.0, "eps": 1e-6, "seed": 3}
 
+LLAMA_GQA = dict(LLAMA, name="tiny-llama-gqa-random", hidden=1152, intermediate=3072, layers=1,
+                 heads=9, kv_heads=3, seed=7)
+QWEN2_TIED = {"arch": "qwen2", "name": "tiny-qwen2-tied-random", "hidden": 896,
+              "intermediate": 4864, "layers": 1, "heads": 14, "kv_heads": 2, "head_dim": 64,
+              "vocab": 1024, "tied": True, "rope_theta": 1000000.0, "eps": 1e-6, "seed": 9}
+
 FILE_TYPES = {QType.BF16: gguf.LlamaFileType.MOSTLY_BF16, QType.F16: gguf.LlamaFileType.MOSTLY_F16,
               QType.Q8_0: gguf.LlamaFileType.MOSTLY_Q8_0}
-HF_ARCHS = {"llama": "LlamaForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+HF_ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
 
 
 def vocabulary(size):
@@ -57,7 +71,8 @@ def vocabulary(size):
 
 
 def tensor_shapes(m):
-    """(GGUF name, shape as [N, K] rows-first, kind) of every tensor of model m."""
+    """(GGUF name, shape as [N, K] rows-first, kind: weight, norm or bias) of every tensor of
+    model m."""
     h, inter, v, hd = m["hidden"], m["intermediate"], m["vocab"], m["head_dim"]
     q, kv = m["heads"] * hd, m["kv_heads"] * hd
     out = [("token_embd.weight", (v, h), "weight")]
@@ -68,6 +83,9 @@ def tensor_shapes(m):
                 (p + "attn_k.weight", (kv, h), "weight"),
                 (p + "attn_v.weight", (kv, h), "weight"),
                 (p + "attn_output.weight", (h, q), "weight")]
+        if m["arch"] == "qwen2":  # Qwen2's q, k and v have biases (F32, as the converter writes)
+            out += [(p + "attn_q.bias", (q,), "bias"), (p + "attn_k.bias", (kv,), "bias"),
+                    (p + "attn_v.bias", (kv,), "bias")]
         if m["arch"] == "qwen3":
             out += [(p + "attn_q_norm.weight", (hd,), "norm"),
                     (p + "attn_k_norm.weight", (hd,), "norm")]
@@ -108,9 +126,11 @@ def write_model(path, m, weight_type=QType.BF16, overrides=None):
     w.add_eos_token_id(2)
     w.add_add_bos_token(True)
     for name, shape, kind in tensor_shapes(m):
-        # Like transformers' initialisation (normal, std 0.02); norms near 1.
+        # Like transformers' initialisation (normal, std 0.02); norms near 1, biases small.
         if kind == "norm":
             w.add_tensor(name, 1 + 0.1 * rng.standard_normal(shape, dtype=np.float32))
+        elif kind == "bias":
+            w.add_tensor(name, 0.02 * rng.standard_normal(shape, dtype=np.float32))
         else:
             values = 0.02 * rng.standard_normal(shape, dtype=np.float32)
             qtype = (overrides or {}).get(name, weight_type)
@@ -151,6 +171,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     write_model(os.path.join(out, "llama.gguf"), LLAMA)
     write_model(os.path.join(out, "qwen3.gguf"), QWEN3)
+    write_model(os.path.join(out, "llama-gqa.gguf"), LLAMA_GQA)
+    write_model(os.path.join(out, "qwen2-tied.gguf"), QWEN2_TIED)
     write_model(os.path.join(out, "llama-noplan.gguf"), dict(LLAMA, vocab=1280))
     write_model(os.path.join(out, "llama-f16.gguf"), LLAMA, QType.F16)
     write_model(os.path.join(out, "llama-q8_0.gguf"), LLAMA, QType.Q8_0)
@@ -160,7 +182,8 @@ def main():
     write_model(os.path.join(out, "small-mixed.gguf"), small, overrides={"output.weight": QType.Q8_0})
     write_model(os.path.join(out, "small-badname.gguf"), dict(small, name="x\nlayers: []"))
     write_text(os.path.join(out, "text.txt"))
-    for name, m in (("llama", LLAMA), ("qwen3", QWEN3)):
+    for name, m in (("llama", LLAMA), ("qwen3", QWEN3), ("llama-gqa", LLAMA_GQA),
+                    ("qwen2-tied", QWEN2_TIED)):
         write_config(os.path.join(out, name + ".config.json"), m)
 
 
