@@ -1169,32 +1169,56 @@ static void group_threads(void)
     ggml_backend_set_n_threads_t set = set_threads_fn(dev_rvv);
     if (!set)
         fail("GEMM_RVV's registry has no ggml_backend_set_n_threads");
-    struct weight w;
+    struct weight w = {0};
     uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
     if (!failure[0] && weight_new(&w, n, k, "w")) {
         fill_bf16(bits, (size_t)(n * k), 0.05f);
         ggml_backend_tensor_set(w.t, bits, 0, ggml_nbytes(w.t));
-        /* As llama.cpp does before every graph: set the count, compute. */
-        set(be_rvv, 3);
-        check_product(w.t, bits, 9, "3 threads set"); /* the pool's threads exist now */
-        struct tids first = threads_now();
-        set(be_rvv, 3);
-        struct tids second = threads_now();
-        check_product(w.t, bits, 9, "3 threads set again");
-        struct tids third = threads_now();
-        char how[160];
-        if (!same_threads(&first, &second)) {
-            describe_threads(how, sizeof how, &first, &second);
-            fail("setting 3 threads again changed the process's threads: %s", how);
-        } else if (!same_threads(&first, &third)) {
-            describe_threads(how, sizeof how, &first, &third);
-            fail("a product after setting 3 threads again changed the process's threads: %s",
-                 how);
+        /* The CPU's result first: between the snapshots only GEMM_RVV computes (the CPU
+         * backend's OpenMP threads would come and go with its own work). */
+        check_product(w.t, bits, 9, "before the thread counts"); /* both backends warm */
+        struct ggml_context *ctx = ctx_new(8, 1);
+        struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, 9);
+        struct ggml_tensor *y = ggml_mul_mat(ctx, w.t, x);
+        ggml_backend_buffer_t abuf = alloc_in(ctx, buft_cpu, false);
+        if (abuf) {
+            float xs[256 * 9], y1[16 * 9], y2[16 * 9];
+            fill_f32(xs, sizeof xs / sizeof *xs, 1.0f);
+            ggml_backend_tensor_set(x, xs, 0, sizeof xs);
+            struct ggml_cgraph *g = ggml_new_graph(ctx);
+            ggml_build_forward_expand(g, y);
+            /* As llama.cpp does before every graph: set the count, compute. */
+            set(be_rvv, 3);
+            enum ggml_status s1 = compute(be_rvv, g); /* the pool's threads exist now */
+            ggml_backend_tensor_get(y, y1, 0, sizeof y1);
+            struct tids first = threads_now();
+            set(be_rvv, 3);
+            struct tids second = threads_now();
+            enum ggml_status s2 = compute(be_rvv, g);
+            ggml_backend_tensor_get(y, y2, 0, sizeof y2);
+            struct tids third = threads_now();
+            char how[160];
+            if (s1 != GGML_STATUS_SUCCESS || s2 != GGML_STATUS_SUCCESS)
+                fail("GEMM_RVV's graph_compute returned %s, then %s", status_name(s1),
+                     status_name(s2));
+            else if (memcmp(y1, y2, sizeof y1) != 0)
+                fail("the same product on 3 threads gave other bits the second time");
+            if (!same_threads(&first, &second)) {
+                describe_threads(how, sizeof how, &first, &second);
+                fail("setting 3 threads again changed the process's threads: %s", how);
+            } else if (!same_threads(&first, &third)) {
+                describe_threads(how, sizeof how, &first, &third);
+                fail("a product after setting 3 threads again changed the process's threads: "
+                     "%s", how);
+            }
+            if (verbose)
+                fprintf(stderr, "plugin_api: threads: %d, %d, %d\n", first.n, second.n, third.n);
+            ggml_backend_buffer_free(abuf);
         }
-        if (verbose)
-            fprintf(stderr, "plugin_api: threads: %d, %d, %d\n", first.n, second.n, third.n);
-        weight_free(&w);
+        ggml_free(ctx);
     }
+    if (w.ctx)
+        weight_free(&w);
     free(bits);
     case_end("threads: the same count set again starts no threads");
 }
