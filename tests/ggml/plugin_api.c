@@ -369,6 +369,44 @@ static void expect_bits(const char *where, const struct ggml_tensor *t, const ui
     free(got);
 }
 
+/* Random finite BF16 values into bits and the whole tensor. */
+static void set_random(struct ggml_tensor *t, uint16_t *bits)
+{
+    size_t count = (size_t)ggml_nelements(t);
+    fill_bf16(bits, count, 0.05f);
+    ggml_backend_tensor_set(t, bits, 0, count * sizeof *bits);
+}
+
+/* A new weight (weight_new) holding random values (set_random). */
+static bool weight_random(struct weight *w, int64_t n, int64_t k, const char *name, uint16_t *bits)
+{
+    if (!weight_new(w, n, k, name))
+        return false;
+    set_random(w->t, bits);
+    return true;
+}
+
+/* The whole tensor reads back as `bits`, and M rows by it on GEMM_RVV match the CPU's. */
+static void expect_weight(const char *where, struct ggml_tensor *t, const uint16_t *bits, int64_t m)
+{
+    expect_bits(where, t, bits, 0, (size_t)ggml_nelements(t));
+    check_product(t, bits, m, where);
+}
+
+/* One case on a new GEMM_RVV weight of N x K holding random values (`bits`). */
+static void weight_case(const char *name, int64_t n, int64_t k,
+                        void (*body)(struct weight *w, uint16_t *bits))
+{
+    case_begin();
+    struct weight w;
+    uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
+    if (weight_random(&w, n, k, "w", bits))
+        body(&w, bits);
+    weight_free(&w);
+    free(bits);
+    case_end("%s", name);
+}
+
 /* ---- group products: llama.cpp's small shapes ---- */
 
 /* (N, K) pairs: every N of {128, 256, 384, 512, 896, 4864} and every K of {896, 960, 1152,
@@ -389,10 +427,8 @@ static void group_products(void)
         int64_t n = product_shapes[i][0], k = product_shapes[i][1];
         case_begin();
         struct weight w;
-        if (weight_new(&w, n, k, "w")) {
-            uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
-            fill_bf16(bits, (size_t)(n * k), 0.05f);
-            ggml_backend_tensor_set(w.t, bits, 0, ggml_nbytes(w.t));
+        uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
+        if (weight_random(&w, n, k, "w", bits)) {
             bool big = n * k > 4000000;
             for (size_t j = 0; j < sizeof product_ms / sizeof *product_ms; j++) {
                 if (big && product_ms[j] > 8 && !full_tier)
@@ -406,8 +442,8 @@ static void group_products(void)
                             (long long)n, (long long)k, (long long)product_ms[j],
                             (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
             }
-            free(bits);
         }
+        free(bits);
         weight_free(&w);
         case_end("products N=%lld K=%lld M=%s", (long long)n, (long long)k,
                  n * k > 4000000 && !full_tier ? "1,7" : "1,7,33");
@@ -416,26 +452,16 @@ static void group_products(void)
 
 /* ---- group empty: a MUL_MAT with no rows ---- */
 
-static void group_empty(void)
+static void empty_body(struct weight *w, uint16_t *bits)
 {
-    const int64_t n = 16, k = 256, m = 3;
-    case_begin();
-    struct weight w;
-    if (!weight_new(&w, n, k, "w")) {
-        weight_free(&w);
-        case_end("empty product");
-        return;
-    }
-    uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
-    fill_bf16(bits, (size_t)(n * k), 0.05f);
-    ggml_backend_tensor_set(w.t, bits, 0, ggml_nbytes(w.t));
+    const int64_t n = w->t->ne[1], k = w->t->ne[0], m = 3;
 
     struct ggml_context *ctx = ctx_new(16, 0);
     struct ggml_tensor *x0 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, 0);
     struct ggml_tensor *x1 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
-    struct ggml_tensor *y0 = ggml_mul_mat(ctx, w.t, x0);
-    struct ggml_tensor *y1 = ggml_mul_mat(ctx, w.t, x1);
-    struct ggml_tensor *y0b = ggml_mul_mat(ctx, w.t, x0);
+    struct ggml_tensor *y0 = ggml_mul_mat(ctx, w->t, x0);
+    struct ggml_tensor *y1 = ggml_mul_mat(ctx, w->t, x1);
+    struct ggml_tensor *y0b = ggml_mul_mat(ctx, w->t, x0);
     ggml_set_name(y0, "y_empty");
     ggml_set_name(y1, "y_rows");
     ggml_backend_buffer_t abuf = alloc_in(ctx, buft_cpu, false);
@@ -470,7 +496,7 @@ static void group_empty(void)
             fail("a 0-row MUL_MAT next to a 3-row one: GEMM_RVV's graph_compute returned %s",
                  status_name(s));
         else
-            check_product(w.t, bits, m, "after the 0-row product");
+            check_product(w->t, bits, m, "after the 0-row product");
         if (s == GGML_STATUS_SUCCESS) {
             /* The normal node of that same graph. */
             float ref[16 * 3];
@@ -494,9 +520,11 @@ static void group_empty(void)
     }
     ggml_free(gctx);
     ggml_free(ctx);
-    free(bits);
-    weight_free(&w);
-    case_end("empty product");
+}
+
+static void group_empty(void)
+{
+    weight_case("empty product", 16, 256, empty_body);
 }
 
 /* ---- group select: ggml_build_forward_select's unselected branches are not computed ---- */
@@ -506,20 +534,10 @@ static void group_empty(void)
 /* Graph: branches[0] unselected (its output pre-filled with SENTINEL), branches[1] selected;
  * on GEMM_RVV the sentinel must stay and the selected output match the CPU's. `kind` names
  * the unselected branch's op. */
-static void select_case(bool unselected_is_add)
+static void select_body(struct weight *w, bool unselected_is_add)
 {
-    const int64_t n = 16, k = 256, m = 3;
+    const int64_t n = w->t->ne[1], k = w->t->ne[0], m = 3;
     const char *kind = unselected_is_add ? "ADD" : "MUL_MAT";
-    case_begin();
-    struct weight w;
-    if (!weight_new(&w, n, k, "w")) {
-        weight_free(&w);
-        case_end("unselected branch %s", kind);
-        return;
-    }
-    uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
-    fill_bf16(bits, (size_t)(n * k), 0.05f);
-    ggml_backend_tensor_set(w.t, bits, 0, ggml_nbytes(w.t));
 
     struct ggml_context *ctx = ctx_new(16, 0);
     struct ggml_tensor *xa = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
@@ -527,8 +545,8 @@ static void select_case(bool unselected_is_add)
     struct ggml_tensor *pa = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, m);
     struct ggml_tensor *pb = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, m);
     struct ggml_tensor *br[2];
-    br[0] = unselected_is_add ? ggml_add(ctx, pa, pb) : ggml_mul_mat(ctx, w.t, xa);
-    br[1] = ggml_mul_mat(ctx, w.t, xb);
+    br[0] = unselected_is_add ? ggml_add(ctx, pa, pb) : ggml_mul_mat(ctx, w->t, xa);
+    br[1] = ggml_mul_mat(ctx, w->t, xb);
     ggml_set_name(br[0], "unselected");
     ggml_set_name(br[1], "selected");
     ggml_backend_buffer_t abuf = alloc_in(ctx, buft_cpu, false);
@@ -581,15 +599,24 @@ static void select_case(bool unselected_is_add)
     }
     ggml_free(gctx);
     ggml_free(ctx);
-    free(bits);
-    weight_free(&w);
-    case_end("unselected branch %s", kind);
+}
+
+static void select_mul_mat_body(struct weight *w, uint16_t *bits)
+{
+    (void)bits;
+    select_body(w, false);
+}
+
+static void select_add_body(struct weight *w, uint16_t *bits)
+{
+    (void)bits;
+    select_body(w, true);
 }
 
 static void group_select(void)
 {
-    select_case(false);
-    select_case(true);
+    weight_case("unselected branch MUL_MAT", 16, 256, select_mul_mat_body);
+    weight_case("unselected branch ADD", 16, 256, select_add_body);
 }
 
 /* ---- group readback: ggml_backend_tensor_get returns the bits set ---- */
@@ -668,8 +695,7 @@ static void group_readback(void)
             size_t i = order[n_chunks - 1 - c], from = cuts[i], to = cuts[i + 1];
             ggml_backend_tensor_set(w.t, bits + from, from * 2, (to - from) * 2);
         }
-        expect_bits("finite values set in chunks", w.t, bits, 0, count);
-        check_product(w.t, bits, 5, "after a chunked set");
+        expect_weight("finite values set in chunks", w.t, bits, 5);
     }
     weight_free(&w);
     case_end("read-back of chunked sets at odd offsets, partial gets");
@@ -678,139 +704,106 @@ static void group_readback(void)
 
 /* ---- group view: a write through a view of some rows ---- */
 
+static void view_body(struct weight *w, uint16_t *bits)
+{
+    const int64_t k = w->t->ne[0], row0 = 3, rows = 5;
+    /* Used once, so that a packed or cached form exists before the view write. */
+    check_product(w->t, bits, 4, "before the view write");
+    struct ggml_context *vctx = ctx_new(2, 0);
+    struct ggml_tensor *v = ggml_view_2d(vctx, w->t, k, rows, w->t->nb[1],
+                                         (size_t)row0 * w->t->nb[1]);
+    ggml_set_name(v, "w_rows_3_to_7");
+    if (!v->buffer && ggml_backend_view_init(v) != GGML_STATUS_SUCCESS)
+        fail("ggml_backend_view_init failed");
+    fill_bf16(bits + row0 * k, (size_t)(rows * k), 0.05f);
+    ggml_backend_tensor_set(v, bits + row0 * k, 0, ggml_nbytes(v));
+    expect_weight("after setting rows 3-7 through a view", w->t, bits, 4);
+    /* 100 elements through a 1-D view that starts mid-row. */
+    struct ggml_tensor *v1 = ggml_view_1d(vctx, w->t, 100, (size_t)(10 * k + 37) * 2);
+    if (!v1->buffer && ggml_backend_view_init(v1) != GGML_STATUS_SUCCESS)
+        fail("ggml_backend_view_init failed");
+    fill_bf16(bits + 10 * k + 37, 100, 0.05f);
+    ggml_backend_tensor_set(v1, bits + 10 * k + 37, 0, 200);
+    expect_weight("after a 1-D view set at row 10 col 37", w->t, bits, 4);
+    ggml_free(vctx);
+}
+
 static void group_view(void)
 {
-    const int64_t n = 16, k = 256, row0 = 3, rows = 5;
-    const size_t count = (size_t)(n * k);
-    case_begin();
-    struct weight w;
-    uint16_t *bits = xmalloc(count * sizeof *bits);
-    if (weight_new(&w, n, k, "w")) {
-        fill_bf16(bits, count, 0.05f);
-        ggml_backend_tensor_set(w.t, bits, 0, count * 2);
-        /* Used once, so that a packed or cached form exists before the view write. */
-        check_product(w.t, bits, 4, "before the view write");
-        struct ggml_context *vctx = ctx_new(2, 0);
-        struct ggml_tensor *v = ggml_view_2d(vctx, w.t, k, rows, w.t->nb[1],
-                                             (size_t)row0 * w.t->nb[1]);
-        ggml_set_name(v, "w_rows_3_to_7");
-        if (!v->buffer && ggml_backend_view_init(v) != GGML_STATUS_SUCCESS)
-            fail("ggml_backend_view_init failed");
-        fill_bf16(bits + row0 * k, (size_t)(rows * k), 0.05f);
-        ggml_backend_tensor_set(v, bits + row0 * k, 0, ggml_nbytes(v));
-        expect_bits("the weight after setting rows 3-7 through a view", w.t, bits, 0, count);
-        check_product(w.t, bits, 4, "after setting rows 3-7 through a view");
-        /* Half a row through a view that starts mid-row. */
-        struct ggml_tensor *v1 = ggml_view_1d(vctx, w.t, 100, (size_t)(10 * k + 37) * 2);
-        if (!v1->buffer && ggml_backend_view_init(v1) != GGML_STATUS_SUCCESS)
-            fail("ggml_backend_view_init failed");
-        fill_bf16(bits + 10 * k + 37, 100, 0.05f);
-        ggml_backend_tensor_set(v1, bits + 10 * k + 37, 0, 200);
-        expect_bits("the weight after a 1-D view set at row 10 col 37", w.t, bits, 0, count);
-        check_product(w.t, bits, 4, "after a 1-D view set at row 10 col 37");
-        ggml_free(vctx);
-    }
-    weight_free(&w);
-    free(bits);
-    case_end("view write");
+    weight_case("view write", 16, 256, view_body);
 }
 
 /* ---- group memset ---- */
 
+static void memset_body(struct weight *w, uint16_t *bits)
+{
+    const size_t count = (size_t)ggml_nelements(w->t);
+    check_product(w->t, bits, 3, "before memset");
+    /* 0x3c3c = 0.0115 in BF16: elements 101 to 101 + 333, not row-aligned. */
+    ggml_backend_tensor_memset(w->t, 0x3c, 101 * 2, 333 * 2);
+    for (size_t i = 101; i < 101 + 333; i++)
+        bits[i] = 0x3c3c;
+    expect_weight("after memset of elements 101-433 to 0x3c", w->t, bits, 3);
+    /* To the end. */
+    ggml_backend_tensor_memset(w->t, 0, 2000 * 2, (count - 2000) * 2);
+    for (size_t i = 2000; i < count; i++)
+        bits[i] = 0;
+    expect_weight("after memset of elements 2000 to the end to 0", w->t, bits, 3);
+}
+
 static void group_memset(void)
 {
-    const int64_t n = 64, k = 33;
-    const size_t count = (size_t)(n * k);
-    case_begin();
-    struct weight w;
-    uint16_t *bits = xmalloc(count * sizeof *bits);
-    if (weight_new(&w, n, k, "w")) {
-        fill_bf16(bits, count, 0.05f);
-        ggml_backend_tensor_set(w.t, bits, 0, count * 2);
-        check_product(w.t, bits, 3, "before memset");
-        /* 0x3c3c = 0.0115 in BF16: elements 101 to 101 + 333, not row-aligned. */
-        ggml_backend_tensor_memset(w.t, 0x3c, 101 * 2, 333 * 2);
-        for (size_t i = 101; i < 101 + 333; i++)
-            bits[i] = 0x3c3c;
-        expect_bits("after memset of elements 101-433 to 0x3c", w.t, bits, 0, count);
-        check_product(w.t, bits, 3, "after memset of elements 101-433");
-        /* To the end. */
-        ggml_backend_tensor_memset(w.t, 0, 2000 * 2, (count - 2000) * 2);
-        for (size_t i = 2000; i < count; i++)
-            bits[i] = 0;
-        expect_bits("after memset of elements 2000 to the end to 0", w.t, bits, 0, count);
-        check_product(w.t, bits, 3, "after memset of elements 2000 to the end");
-    }
-    weight_free(&w);
-    free(bits);
-    case_end("memset");
+    weight_case("memset", 64, 33, memset_body); /* rows of 66 bytes */
 }
 
 /* ---- group clear: ggml_backend_buffer_clear and ggml_backend_buffer_reset ---- */
 
+static void clear_body(struct weight *w, uint16_t *bits)
+{
+    check_product(w->t, bits, 2, "before clear");
+    ggml_backend_buffer_clear(w->buf, 0);
+    memset(bits, 0, ggml_nbytes(w->t));
+    expect_weight("after ggml_backend_buffer_clear(buf, 0)", w->t, bits, 2);
+    /* Set again after the clear: the new values serve. */
+    set_random(w->t, bits);
+    check_product(w->t, bits, 2, "set after clear");
+}
+
+static void reset_body(struct weight *w, uint16_t *bits)
+{
+    const int64_t k = w->t->ne[0], n = w->t->ne[1];
+    check_product(w->t, bits, 2, "before reset");
+    ggml_backend_buffer_reset(w->buf);
+    /* Place a new tensor of the same shape where the old one was, with a tallocr. */
+    struct ggml_context *ctx2 = ctx_new(4, 0);
+    struct ggml_tensor *t2 = ggml_new_tensor_2d(ctx2, GGML_TYPE_BF16, k, n);
+    ggml_set_name(t2, "w_again");
+    struct ggml_tallocr ta = ggml_tallocr_new(w->buf);
+    enum ggml_status s = ggml_tallocr_alloc(&ta, t2);
+    if (s != GGML_STATUS_SUCCESS) {
+        fail("ggml_tallocr_alloc after reset returned %s", status_name(s));
+    } else {
+        set_random(t2, bits);
+        expect_weight("a tensor placed by ggml_tallocr after reset", t2, bits, 2);
+    }
+    /* Again, placed with ggml_backend_tensor_alloc at the buffer's base. */
+    ggml_backend_buffer_reset(w->buf);
+    struct ggml_tensor *t3 = ggml_new_tensor_2d(ctx2, GGML_TYPE_BF16, k, n);
+    ggml_set_name(t3, "w_third");
+    s = ggml_backend_tensor_alloc(w->buf, t3, ggml_backend_buffer_get_base(w->buf));
+    if (s != GGML_STATUS_SUCCESS) {
+        fail("ggml_backend_tensor_alloc after reset returned %s", status_name(s));
+    } else {
+        set_random(t3, bits);
+        expect_weight("a tensor placed by ggml_backend_tensor_alloc after reset", t3, bits, 2);
+    }
+    ggml_free(ctx2);
+}
+
 static void group_clear(void)
 {
-    const int64_t n = 16, k = 256;
-    const size_t count = (size_t)(n * k);
-    uint16_t *bits = xmalloc(count * sizeof *bits);
-    struct weight w;
-
-    case_begin();
-    if (weight_new(&w, n, k, "w")) {
-        fill_bf16(bits, count, 0.05f);
-        ggml_backend_tensor_set(w.t, bits, 0, count * 2);
-        check_product(w.t, bits, 2, "before clear");
-        ggml_backend_buffer_clear(w.buf, 0);
-        memset(bits, 0, count * 2);
-        expect_bits("after ggml_backend_buffer_clear(buf, 0)", w.t, bits, 0, count);
-        check_product(w.t, bits, 2, "after ggml_backend_buffer_clear(buf, 0)");
-        /* Set again after the clear: the new values serve. */
-        fill_bf16(bits, count, 0.05f);
-        ggml_backend_tensor_set(w.t, bits, 0, count * 2);
-        check_product(w.t, bits, 2, "set after clear");
-    }
-    weight_free(&w);
-    case_end("buffer clear");
-
-    case_begin();
-    if (weight_new(&w, n, k, "w")) {
-        fill_bf16(bits, count, 0.05f);
-        ggml_backend_tensor_set(w.t, bits, 0, count * 2);
-        check_product(w.t, bits, 2, "before reset");
-        ggml_backend_buffer_reset(w.buf);
-        /* Place a new tensor of the same shape where the old one was, with a tallocr. */
-        struct ggml_context *ctx2 = ctx_new(4, 0);
-        struct ggml_tensor *t2 = ggml_new_tensor_2d(ctx2, GGML_TYPE_BF16, k, n);
-        ggml_set_name(t2, "w_again");
-        struct ggml_tallocr ta = ggml_tallocr_new(w.buf);
-        enum ggml_status s = ggml_tallocr_alloc(&ta, t2);
-        if (s != GGML_STATUS_SUCCESS) {
-            fail("ggml_tallocr_alloc after reset returned %s", status_name(s));
-        } else {
-            fill_bf16(bits, count, 0.05f);
-            ggml_backend_tensor_set(t2, bits, 0, count * 2);
-            expect_bits("a tensor placed by ggml_tallocr after reset", t2, bits, 0, count);
-            check_product(t2, bits, 2, "a tensor placed by ggml_tallocr after reset");
-        }
-        /* Again, placed with ggml_backend_tensor_alloc at the buffer's base. */
-        ggml_backend_buffer_reset(w.buf);
-        struct ggml_tensor *t3 = ggml_new_tensor_2d(ctx2, GGML_TYPE_BF16, k, n);
-        ggml_set_name(t3, "w_third");
-        s = ggml_backend_tensor_alloc(w.buf, t3, ggml_backend_buffer_get_base(w.buf));
-        if (s != GGML_STATUS_SUCCESS) {
-            fail("ggml_backend_tensor_alloc after reset returned %s", status_name(s));
-        } else {
-            fill_bf16(bits, count, 0.05f);
-            ggml_backend_tensor_set(t3, bits, 0, count * 2);
-            expect_bits("a tensor placed by ggml_backend_tensor_alloc after reset", t3, bits, 0,
-                        count);
-            check_product(t3, bits, 2, "a tensor placed by ggml_backend_tensor_alloc after reset");
-        }
-        ggml_free(ctx2);
-    }
-    weight_free(&w);
-    case_end("buffer reset, tensors placed again");
-    free(bits);
+    weight_case("buffer clear", 16, 256, clear_body);
+    weight_case("buffer reset, tensors placed again", 16, 256, reset_body);
 }
 
 /* ---- the layer graph (groups layer and splits) ---- */
@@ -861,51 +854,45 @@ static void layer_data_fill(struct layer_data *d)
 static bool layer_new(struct layer *l, const struct layer_data *d, ggml_backend_buffer_type_t lin_buft)
 {
     memset(l, 0, sizeof *l);
-    l->lin_ctx = ctx_new(8, 0);
-    l->wq = ggml_new_tensor_2d(l->lin_ctx, GGML_TYPE_BF16, L_EMBD, L_EMBD);
-    l->wk = ggml_new_tensor_2d(l->lin_ctx, GGML_TYPE_BF16, L_EMBD, L_HEAD_KV * L_HD);
-    l->wv = ggml_new_tensor_2d(l->lin_ctx, GGML_TYPE_BF16, L_EMBD, L_HEAD_KV * L_HD);
-    l->wo = ggml_new_tensor_2d(l->lin_ctx, GGML_TYPE_BF16, L_EMBD, L_EMBD);
-    l->wg = ggml_new_tensor_2d(l->lin_ctx, GGML_TYPE_BF16, L_EMBD, L_FF);
-    l->wu = ggml_new_tensor_2d(l->lin_ctx, GGML_TYPE_BF16, L_EMBD, L_FF);
-    l->wd = ggml_new_tensor_2d(l->lin_ctx, GGML_TYPE_BF16, L_FF, L_EMBD);
-    ggml_set_name(l->wq, "blk.0.attn_q.weight");
-    ggml_set_name(l->wk, "blk.0.attn_k.weight");
-    ggml_set_name(l->wv, "blk.0.attn_v.weight");
-    ggml_set_name(l->wo, "blk.0.attn_output.weight");
-    ggml_set_name(l->wg, "blk.0.ffn_gate.weight");
-    ggml_set_name(l->wu, "blk.0.ffn_up.weight");
-    ggml_set_name(l->wd, "blk.0.ffn_down.weight");
-    l->other_ctx = ctx_new(8, 0);
-    l->tok_embd = ggml_new_tensor_2d(l->other_ctx, GGML_TYPE_BF16, L_EMBD, L_VOCAB);
-    l->attn_norm = ggml_new_tensor_1d(l->other_ctx, GGML_TYPE_F32, L_EMBD);
-    l->ffn_norm = ggml_new_tensor_1d(l->other_ctx, GGML_TYPE_F32, L_EMBD);
-    l->tokens = ggml_new_tensor_1d(l->other_ctx, GGML_TYPE_I32, L_TOK);
-    l->pos = ggml_new_tensor_1d(l->other_ctx, GGML_TYPE_I32, L_TOK);
-    l->mask = ggml_new_tensor_2d(l->other_ctx, GGML_TYPE_F32, L_TOK, L_TOK);
-    ggml_set_name(l->tok_embd, "token_embd.weight");
-    ggml_set_name(l->attn_norm, "blk.0.attn_norm.weight");
-    ggml_set_name(l->ffn_norm, "blk.0.ffn_norm.weight");
-    ggml_set_name(l->tokens, "inp_tokens");
-    ggml_set_name(l->pos, "inp_pos");
-    ggml_set_name(l->mask, "kq_mask");
+    const struct {
+        struct ggml_tensor **t;
+        bool linear; /* in lin_buft, else in a CPU buffer */
+        enum ggml_type type;
+        int64_t ne0, ne1;
+        const char *name;
+        const void *data;
+        size_t size;
+    } specs[] = {
+        {&l->wq, true, GGML_TYPE_BF16, L_EMBD, L_EMBD, "blk.0.attn_q.weight", d->wq, sizeof d->wq},
+        {&l->wk, true, GGML_TYPE_BF16, L_EMBD, L_HEAD_KV * L_HD, "blk.0.attn_k.weight", d->wk, sizeof d->wk},
+        {&l->wv, true, GGML_TYPE_BF16, L_EMBD, L_HEAD_KV * L_HD, "blk.0.attn_v.weight", d->wv, sizeof d->wv},
+        {&l->wo, true, GGML_TYPE_BF16, L_EMBD, L_EMBD, "blk.0.attn_output.weight", d->wo, sizeof d->wo},
+        {&l->wg, true, GGML_TYPE_BF16, L_EMBD, L_FF, "blk.0.ffn_gate.weight", d->wg, sizeof d->wg},
+        {&l->wu, true, GGML_TYPE_BF16, L_EMBD, L_FF, "blk.0.ffn_up.weight", d->wu, sizeof d->wu},
+        {&l->wd, true, GGML_TYPE_BF16, L_FF, L_EMBD, "blk.0.ffn_down.weight", d->wd, sizeof d->wd},
+        {&l->tok_embd, false, GGML_TYPE_BF16, L_EMBD, L_VOCAB, "token_embd.weight", d->tok_embd, sizeof d->tok_embd},
+        {&l->attn_norm, false, GGML_TYPE_F32, L_EMBD, 1, "blk.0.attn_norm.weight", d->attn_norm, sizeof d->attn_norm},
+        {&l->ffn_norm, false, GGML_TYPE_F32, L_EMBD, 1, "blk.0.ffn_norm.weight", d->ffn_norm, sizeof d->ffn_norm},
+        {&l->tokens, false, GGML_TYPE_I32, L_TOK, 1, "inp_tokens", d->tokens, sizeof d->tokens},
+        {&l->pos, false, GGML_TYPE_I32, L_TOK, 1, "inp_pos", d->pos, sizeof d->pos},
+        {&l->mask, false, GGML_TYPE_F32, L_TOK, L_TOK, "kq_mask", d->mask, sizeof d->mask},
+    };
+    const size_t n_specs = sizeof specs / sizeof *specs;
+    l->lin_ctx = ctx_new(n_specs, 0);
+    l->other_ctx = ctx_new(n_specs, 0);
+    for (size_t i = 0; i < n_specs; i++) {
+        struct ggml_context *c = specs[i].linear ? l->lin_ctx : l->other_ctx;
+        *specs[i].t = specs[i].ne1 == 1
+                          ? ggml_new_tensor_1d(c, specs[i].type, specs[i].ne0)
+                          : ggml_new_tensor_2d(c, specs[i].type, specs[i].ne0, specs[i].ne1);
+        ggml_set_name(*specs[i].t, specs[i].name);
+    }
     l->lin_buf = alloc_in(l->lin_ctx, lin_buft, true);
     l->other_buf = alloc_in(l->other_ctx, buft_cpu, true);
     if (!l->lin_buf || !l->other_buf)
         return false;
-    ggml_backend_tensor_set(l->wq, d->wq, 0, sizeof d->wq);
-    ggml_backend_tensor_set(l->wk, d->wk, 0, sizeof d->wk);
-    ggml_backend_tensor_set(l->wv, d->wv, 0, sizeof d->wv);
-    ggml_backend_tensor_set(l->wo, d->wo, 0, sizeof d->wo);
-    ggml_backend_tensor_set(l->wg, d->wg, 0, sizeof d->wg);
-    ggml_backend_tensor_set(l->wu, d->wu, 0, sizeof d->wu);
-    ggml_backend_tensor_set(l->wd, d->wd, 0, sizeof d->wd);
-    ggml_backend_tensor_set(l->tok_embd, d->tok_embd, 0, sizeof d->tok_embd);
-    ggml_backend_tensor_set(l->attn_norm, d->attn_norm, 0, sizeof d->attn_norm);
-    ggml_backend_tensor_set(l->ffn_norm, d->ffn_norm, 0, sizeof d->ffn_norm);
-    ggml_backend_tensor_set(l->tokens, d->tokens, 0, sizeof d->tokens);
-    ggml_backend_tensor_set(l->pos, d->pos, 0, sizeof d->pos);
-    ggml_backend_tensor_set(l->mask, d->mask, 0, sizeof d->mask);
+    for (size_t i = 0; i < n_specs; i++)
+        ggml_backend_tensor_set(*specs[i].t, specs[i].data, 0, specs[i].size);
 
     struct ggml_context *c = l->graph_ctx = ctx_new(128, 1);
     struct ggml_tensor *inp = ggml_get_rows(c, l->tok_embd, l->tokens);
@@ -972,7 +959,10 @@ static bool layer_reference(const struct layer_data *d, float *out)
     return ok;
 }
 
-static void group_layer(void)
+/* Runs `run` on a fresh layer whose Linear weights are in a GEMM_RVV buffer, with `ref` the
+ * CPU backend's output on the same values; one case named `name`. */
+static void layer_case(const char *name,
+                       void (*run)(struct layer *l, const float *ref, float *got))
 {
     static struct layer_data d;
     static float ref[L_EMBD * L_TOK], got[L_EMBD * L_TOK];
@@ -980,93 +970,97 @@ static void group_layer(void)
     layer_data_fill(&d);
     if (layer_reference(&d, ref)) {
         struct layer l;
-        if (layer_new(&l, &d, buft_rvv)) {
-            /* Which ops GEMM_RVV says it cannot run, for the message. */
-            char missing[256] = "";
-            size_t len = 0;
-            for (int i = 0; i < ggml_graph_n_nodes(l.graph); i++) {
-                struct ggml_tensor *t = ggml_graph_node(l.graph, i);
-                if (!ggml_backend_dev_supports_op(dev_rvv, t) && len < sizeof missing - 40 &&
-                    !strstr(missing, ggml_op_desc(t)))
-                    len += (size_t)snprintf(missing + len, sizeof missing - len, "%s%s",
-                                            len ? " " : "", ggml_op_desc(t));
-            }
-            ggml_gallocr_t ga = ggml_gallocr_new(buft_cpu);
-            if (!ggml_gallocr_alloc_graph(ga, l.graph))
-                fail("ggml_gallocr_alloc_graph failed");
-            else {
-                enum ggml_status s = compute(be_rvv, l.graph);
-                if (s != GGML_STATUS_SUCCESS)
-                    fail("GEMM_RVV's graph_compute returned %s on the layer graph (%d nodes; "
-                         "ops it says it does not support: %s)", status_name(s),
-                         ggml_graph_n_nodes(l.graph), missing[0] ? missing : "none");
-                else {
-                    ggml_backend_tensor_get(l.out, got, 0, sizeof got);
-                    expect_close("the layer's output", got, ref, L_EMBD * L_TOK, L_EMBD);
-                    if (missing[0])
-                        fail("computed right, but supports_op is false for: %s", missing);
-                }
-            }
-            ggml_gallocr_free(ga);
-        }
+        if (layer_new(&l, &d, buft_rvv))
+            run(&l, ref, got);
         layer_free(&l);
     }
-    case_end("every op: a llama layer on the GEMM_RVV backend alone");
+    case_end("%s", name);
+}
+
+/* The layer with ggml_backend_graph_compute on the GEMM_RVV backend alone. */
+static void layer_alone(struct layer *l, const float *ref, float *got)
+{
+    /* Which ops GEMM_RVV says it cannot run, for the message. */
+    char missing[256] = "";
+    size_t len = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(l->graph); i++) {
+        struct ggml_tensor *t = ggml_graph_node(l->graph, i);
+        if (!ggml_backend_dev_supports_op(dev_rvv, t) && len < sizeof missing - 40 &&
+            !strstr(missing, ggml_op_desc(t)))
+            len += (size_t)snprintf(missing + len, sizeof missing - len, "%s%s",
+                                    len ? " " : "", ggml_op_desc(t));
+    }
+    ggml_gallocr_t ga = ggml_gallocr_new(buft_cpu);
+    if (!ggml_gallocr_alloc_graph(ga, l->graph))
+        fail("ggml_gallocr_alloc_graph failed");
+    else {
+        enum ggml_status s = compute(be_rvv, l->graph);
+        if (s != GGML_STATUS_SUCCESS)
+            fail("GEMM_RVV's graph_compute returned %s on the layer graph (%d nodes; "
+                 "ops it says it does not support: %s)", status_name(s),
+                 ggml_graph_n_nodes(l->graph), missing[0] ? missing : "none");
+        else {
+            ggml_backend_tensor_get(l->out, got, 0, L_EMBD * L_TOK * sizeof *got);
+            expect_close("the layer's output", got, ref, L_EMBD * L_TOK, L_EMBD);
+            if (missing[0])
+                fail("computed right, but supports_op is false for: %s", missing);
+        }
+    }
+    ggml_gallocr_free(ga);
+}
+
+static void group_layer(void)
+{
+    layer_case("every op: a llama layer on the GEMM_RVV backend alone", layer_alone);
 }
 
 /* ---- group splits: the layer through ggml_backend_sched, llama.cpp's way ---- */
 
+static void layer_sched(struct layer *l, const float *ref, float *got)
+{
+    /* Accelerators first, the CPU last, as llama.cpp orders them. */
+    ggml_backend_t backends[2] = {be_rvv, be_cpu};
+    ggml_backend_sched_t sched =
+        ggml_backend_sched_new(backends, NULL, 2, GGML_DEFAULT_GRAPH_SIZE, false, true);
+    if (!ggml_backend_sched_alloc_graph(sched, l->graph))
+        fail("ggml_backend_sched_alloc_graph failed");
+    else {
+        enum ggml_status s = ggml_backend_sched_graph_compute(sched, l->graph);
+        int splits = ggml_backend_sched_get_n_splits(sched);
+        fprintf(stderr, "plugin_api: splits: the layer ran in %d splits (%d copies)\n",
+                splits, ggml_backend_sched_get_n_copies(sched));
+        if (s != GGML_STATUS_SUCCESS)
+            fail("ggml_backend_sched_graph_compute returned %s", status_name(s));
+        else {
+            ggml_backend_tensor_get(l->out, got, 0, L_EMBD * L_TOK * sizeof *got);
+            expect_close("the layer's output through the scheduler", got, ref,
+                         L_EMBD * L_TOK, L_EMBD);
+        }
+        /* One split when GEMM_RVV runs every node. Two are allowed: the token
+         * embedding lives in a CPU buffer (llama.cpp keeps its input layer on the
+         * CPU), and the scheduler runs an op where its weight lives, so its GET_ROWS
+         * may run on the CPU before everything else moves to GEMM_RVV. More splits
+         * mean activations hopping between the backends inside the layer. */
+        if (splits > 2) {
+            char where[200] = "";
+            size_t len = 0;
+            for (int i = 0; i < ggml_graph_n_nodes(l->graph) && len < 150; i++) {
+                struct ggml_tensor *t = ggml_graph_node(l->graph, i);
+                ggml_backend_t b = ggml_backend_sched_get_tensor_backend(sched, t);
+                if (b == be_cpu && t->op != GGML_OP_RESHAPE && t->op != GGML_OP_VIEW &&
+                    t->op != GGML_OP_PERMUTE && t->op != GGML_OP_TRANSPOSE)
+                    len += (size_t)snprintf(where + len, sizeof where - len, "%s%s",
+                                            len ? " " : "", ggml_op_desc(t));
+            }
+            fail("%d splits, at most 2 expected (on the CPU: %s)", splits, where);
+        }
+    }
+    ggml_backend_sched_free(sched);
+}
+
 static void group_splits(void)
 {
-    static struct layer_data d;
-    static float ref[L_EMBD * L_TOK], got[L_EMBD * L_TOK];
-    case_begin();
-    layer_data_fill(&d);
-    if (layer_reference(&d, ref)) {
-        struct layer l;
-        if (layer_new(&l, &d, buft_rvv)) {
-            /* Accelerators first, the CPU last, as llama.cpp orders them. */
-            ggml_backend_t backends[2] = {be_rvv, be_cpu};
-            ggml_backend_sched_t sched =
-                ggml_backend_sched_new(backends, NULL, 2, GGML_DEFAULT_GRAPH_SIZE, false, true);
-            if (!ggml_backend_sched_alloc_graph(sched, l.graph))
-                fail("ggml_backend_sched_alloc_graph failed");
-            else {
-                enum ggml_status s = ggml_backend_sched_graph_compute(sched, l.graph);
-                int splits = ggml_backend_sched_get_n_splits(sched);
-                fprintf(stderr, "plugin_api: splits: the layer ran in %d splits (%d copies)\n",
-                        splits, ggml_backend_sched_get_n_copies(sched));
-                if (s != GGML_STATUS_SUCCESS)
-                    fail("ggml_backend_sched_graph_compute returned %s", status_name(s));
-                else {
-                    ggml_backend_tensor_get(l.out, got, 0, sizeof got);
-                    expect_close("the layer's output through the scheduler", got, ref,
-                                 L_EMBD * L_TOK, L_EMBD);
-                }
-                /* One split when GEMM_RVV runs every node. Two are allowed: the token
-                 * embedding lives in a CPU buffer (llama.cpp keeps its input layer on the
-                 * CPU), and the scheduler runs an op where its weight lives, so its GET_ROWS
-                 * may run on the CPU before everything else moves to GEMM_RVV. More splits
-                 * mean activations hopping between the backends inside the layer. */
-                if (splits > 2) {
-                    char where[200] = "";
-                    size_t len = 0;
-                    for (int i = 0; i < ggml_graph_n_nodes(l.graph) && len < 150; i++) {
-                        struct ggml_tensor *t = ggml_graph_node(l.graph, i);
-                        ggml_backend_t b = ggml_backend_sched_get_tensor_backend(sched, t);
-                        if (b == be_cpu && t->op != GGML_OP_RESHAPE && t->op != GGML_OP_VIEW &&
-                            t->op != GGML_OP_PERMUTE && t->op != GGML_OP_TRANSPOSE)
-                            len += (size_t)snprintf(where + len, sizeof where - len, "%s%s",
-                                                    len ? " " : "", ggml_op_desc(t));
-                    }
-                    fail("%d splits, at most 2 expected (on the CPU: %s)", splits, where);
-                }
-            }
-            ggml_backend_sched_free(sched);
-        }
-        layer_free(&l);
-    }
-    case_end("splits: the layer through ggml_backend_sched [GEMM_RVV, CPU]");
+    layer_case("splits: the layer through ggml_backend_sched [GEMM_RVV, CPU]", layer_sched);
 }
 
 /* ---- group threads: setting the same count again starts no threads ---- */
@@ -1171,9 +1165,7 @@ static void group_threads(void)
         fail("GEMM_RVV's registry has no ggml_backend_set_n_threads");
     struct weight w = {0};
     uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
-    if (!failure[0] && weight_new(&w, n, k, "w")) {
-        fill_bf16(bits, (size_t)(n * k), 0.05f);
-        ggml_backend_tensor_set(w.t, bits, 0, ggml_nbytes(w.t));
+    if (!failure[0] && weight_random(&w, n, k, "w", bits)) {
         /* The CPU's result first: between the snapshots only GEMM_RVV computes (the CPU
          * backend's OpenMP threads would come and go with its own work). */
         check_product(w.t, bits, 9, "before the thread counts"); /* both backends warm */
