@@ -9,9 +9,10 @@
  * line is `N passed, N failed`, and the exit status is 1 when any case failed.
  *
  * Usage: plugin_api [GROUP...]   (no argument: every group; `plugin_api --list` names them)
- * Environment: GGML_BACKEND_PATH (the plugin), GEMM_RVV_TEST_TIER=full (every product at
- * every M; the quick tier leaves M = 33 out on the two largest shapes), PLUGIN_API_VERBOSE=1 (ggml's and the plugin's
- * informational log lines too; by default only warnings and errors reach stderr). */
+ * Environment: GGML_BACKEND_PATH (the plugin); GEMM_RVV_TEST_TIER=full (every product at
+ * every M: the quick tier leaves M = 33 out on the two largest shapes); PLUGIN_API_VERBOSE=1
+ * (ggml's and the plugin's informational log lines too, and timings: by default only
+ * warnings and errors reach stderr). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
@@ -25,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ggml-alloc.h>
@@ -40,7 +41,7 @@
 
 /* ---- reporting: the child writes its result lines to a pipe the parent reads ---- */
 
-static FILE *results;     /* the child's end of the pipe */
+static FILE *results;      /* the child's end of the pipe */
 static char failure[1024]; /* the current case's first failure, empty while it passes */
 
 /* Records the case's first failure; later ones are usually consequences of it. */
@@ -410,9 +411,9 @@ static void weight_case(const char *name, int64_t n, int64_t k,
 /* ---- group products: llama.cpp's small shapes ---- */
 
 /* (N, K) pairs: every N of {128, 256, 384, 512, 896, 4864} and every K of {896, 960, 1152,
- * 2048, 4864} at least once, from small models' layers (Qwen2.5-0.5B's k/v, q/o, gate/up,
- * down; Gemma 3 1B's k/v; Llama 3.2 1B's k/v). All 30 pairs at M = 33 would take several
- * minutes of the CPU backend's scalar BF16 products under QEMU. */
+ * 2048, 4864} at least once, mostly small models' layers (Qwen2.5-0.5B's k/v, q/o, gate/up
+ * and down; Gemma 3 1B's k/v; Llama 3.2 1B's k/v; 384 x 960 takes the N and K left). All 30
+ * pairs would take minutes under QEMU: M = 33 on the two largest of these alone takes 40 s. */
 static const int64_t product_shapes[][2] = {
     {128, 896}, {896, 896}, {4864, 896}, {896, 4864}, {256, 1152}, {384, 960}, {512, 2048},
 };
