@@ -453,69 +453,63 @@ static void group_products(void)
 
 /* ---- group empty: a MUL_MAT with no rows ---- */
 
+/* By weight wt: g[0] the 0-row MUL_MAT alone, g[1] one beside a 3-row one (*y1). */
+static void empty_graphs(struct ggml_context *ctx, struct ggml_context *gctx,
+                         struct ggml_tensor *wt, struct ggml_tensor *x0, struct ggml_tensor *x1,
+                         struct ggml_cgraph *g[2], struct ggml_tensor **y1)
+{
+    struct ggml_tensor *y0 = ggml_mul_mat(ctx, wt, x0);
+    ggml_set_name(y0, "y_empty");
+    g[0] = ggml_new_graph(gctx);
+    ggml_build_forward_expand(g[0], y0);
+    struct ggml_tensor *y0b = ggml_mul_mat(ctx, wt, x0);
+    *y1 = ggml_mul_mat(ctx, wt, x1);
+    ggml_set_name(y0b, "y_empty_beside");
+    ggml_set_name(*y1, "y_rows");
+    g[1] = ggml_new_graph(gctx);
+    ggml_build_forward_expand(g[1], y0b);
+    ggml_build_forward_expand(g[1], *y1);
+}
+
 static void empty_body(struct weight *w, uint16_t *bits)
 {
     const int64_t n = w->t->ne[1], k = w->t->ne[0], m = 3;
+    static const char *const what[2] = {"a graph of one MUL_MAT with 0 rows",
+                                        "a 0-row MUL_MAT beside a 3-row one"};
 
     struct ggml_context *ctx = ctx_new(16, 0);
+    struct ggml_context *gctx = ctx_new(0, 4);
+    struct ggml_tensor *wc = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, k, n);
     struct ggml_tensor *x0 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, 0);
     struct ggml_tensor *x1 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
-    struct ggml_tensor *y0 = ggml_mul_mat(ctx, w->t, x0);
-    struct ggml_tensor *y1 = ggml_mul_mat(ctx, w->t, x1);
-    struct ggml_tensor *y0b = ggml_mul_mat(ctx, w->t, x0);
-    ggml_set_name(y0, "y_empty");
-    ggml_set_name(y1, "y_rows");
+    struct ggml_cgraph *g[2], *gc[2];
+    struct ggml_tensor *y1, *y1c;
+    empty_graphs(ctx, gctx, w->t, x0, x1, g, &y1);
+    empty_graphs(ctx, gctx, wc, x0, x1, gc, &y1c); /* the CPU's, on a copy in a CPU buffer */
     ggml_backend_buffer_t abuf = alloc_in(ctx, buft_cpu, false);
-    struct ggml_context *gctx = ctx_new(0, 2);
     if (abuf) {
-        float xs[256 * 3], ys[16 * 3];
+        float xs[256 * 3], ys[16 * 3], ref[16 * 3];
+        ggml_backend_tensor_set(wc, bits, 0, ggml_nbytes(wc));
         fill_f32(xs, (size_t)(k * m), 1.0f);
         ggml_backend_tensor_set(x1, xs, 0, ggml_nbytes(x1));
-        if (!ggml_backend_dev_supports_op(dev_rvv, y0))
+        if (!ggml_backend_dev_supports_op(dev_rvv, ggml_graph_node(g[0], 0)))
             fail("GEMM_RVV does not support a MUL_MAT with 0 rows (the CPU does: %d)",
-                 ggml_backend_dev_supports_op(dev_cpu, y0));
-        /* The empty node alone, then next to a normal one; the CPU backend takes both. */
-        struct ggml_cgraph *g0 = ggml_new_graph(gctx);
-        ggml_build_forward_expand(g0, y0b);
-        enum ggml_status s = compute(be_cpu, g0);
-        if (s != GGML_STATUS_SUCCESS)
-            fail("test premise: the CPU backend returned %s on a MUL_MAT with 0 rows",
-                 status_name(s));
-        s = compute(be_rvv, g0);
-        if (s != GGML_STATUS_SUCCESS)
-            fail("a graph of one MUL_MAT with 0 rows: GEMM_RVV's graph_compute returned %s",
-                 status_name(s));
-        struct ggml_cgraph *g = ggml_new_graph(gctx);
-        ggml_build_forward_expand(g, y0);
-        ggml_build_forward_expand(g, y1);
-        if (compute(be_cpu, g) != GGML_STATUS_SUCCESS)
-            fail("test premise: the CPU backend failed on a 0-row MUL_MAT beside a 3-row one");
+                 ggml_backend_dev_supports_op(dev_cpu, ggml_graph_node(gc[0], 0)));
         memset(ys, 0, sizeof ys);
-        ggml_backend_tensor_set(y1, ys, 0, ggml_nbytes(y1));
-        s = compute(be_rvv, g);
-        if (s != GGML_STATUS_SUCCESS)
-            fail("a 0-row MUL_MAT next to a 3-row one: GEMM_RVV's graph_compute returned %s",
-                 status_name(s));
-        else
-            check_product(w->t, bits, m, "after the 0-row product");
-        if (s == GGML_STATUS_SUCCESS) {
-            /* The normal node of that same graph. */
-            float ref[16 * 3];
-            struct ggml_context *cctx = ctx_new(8, 2);
-            struct ggml_tensor *wc = ggml_new_tensor_2d(cctx, GGML_TYPE_BF16, k, n);
-            struct ggml_tensor *yc = ggml_mul_mat(cctx, wc, x1);
-            ggml_backend_buffer_t cbuf = alloc_in(cctx, buft_cpu, false);
-            if (cbuf) {
-                ggml_backend_tensor_set(wc, bits, 0, ggml_nbytes(wc));
-                struct ggml_cgraph *gc = ggml_new_graph(cctx);
-                ggml_build_forward_expand(gc, yc);
-                compute(be_cpu, gc);
-                ggml_backend_tensor_get(yc, ref, 0, sizeof ref);
+        ggml_backend_tensor_set(y1, ys, 0, sizeof ys);
+        for (int i = 0; i < 2; i++) {
+            enum ggml_status s = compute(be_cpu, gc[i]);
+            if (s != GGML_STATUS_SUCCESS)
+                fail("test premise: on %s the CPU backend returned %s", what[i], status_name(s));
+            s = compute(be_rvv, g[i]);
+            if (s != GGML_STATUS_SUCCESS)
+                fail("%s: GEMM_RVV's graph_compute returned %s", what[i], status_name(s));
+            else if (i == 1) {
+                ggml_backend_tensor_get(y1c, ref, 0, sizeof ref);
                 ggml_backend_tensor_get(y1, ys, 0, sizeof ys);
                 expect_close("the 3-row MUL_MAT beside a 0-row one", ys, ref, 16 * 3, 16);
-                ggml_backend_buffer_free(cbuf);
+                check_product(w->t, bits, m, "after the 0-row product");
             }
-            ggml_free(cctx);
         }
         ggml_backend_buffer_free(abuf);
     }
@@ -532,55 +526,62 @@ static void group_empty(void)
 
 #define SENTINEL 12345.0f
 
-/* Graph: branches[0] unselected (its output pre-filled with SENTINEL), branches[1] selected;
- * on GEMM_RVV the sentinel must stay and the selected output match the CPU's. `kind` names
- * the unselected branch's op. */
-static void select_body(struct weight *w, bool unselected_is_add)
+/* The two branches by weight wt: [0] the unselected one (a MUL_MAT by xa, or pa + pb), [1]
+ * the selected MUL_MAT by xb; a graph of them through ggml_build_forward_select. */
+static struct ggml_cgraph *select_graph(struct ggml_context *ctx, struct ggml_context *gctx,
+                                        struct ggml_tensor *wt, struct ggml_tensor *const in[4],
+                                        bool unselected_is_add, struct ggml_tensor *br[2])
+{
+    br[0] = unselected_is_add ? ggml_add(ctx, in[2], in[3]) : ggml_mul_mat(ctx, wt, in[0]);
+    br[1] = ggml_mul_mat(ctx, wt, in[1]);
+    ggml_set_name(br[0], "unselected");
+    ggml_set_name(br[1], "selected");
+    struct ggml_cgraph *g = ggml_new_graph(gctx);
+    if (ggml_build_forward_select(g, br, 2, 1) != br[1])
+        fail("ggml_build_forward_select did not return the selected branch");
+    if (br[0]->flags & GGML_TENSOR_FLAG_COMPUTE)
+        fail("test premise: the unselected branch carries GGML_TENSOR_FLAG_COMPUTE");
+    return g;
+}
+
+/* The unselected branch's output pre-filled with SENTINEL: on GEMM_RVV the sentinel must stay
+ * and the selected output match the CPU backend's (on a copy of the weight in a CPU buffer:
+ * the CPU cannot read a GEMM_RVV buffer's packed bytes). */
+static void select_body(struct weight *w, const uint16_t *bits, bool unselected_is_add)
 {
     const int64_t n = w->t->ne[1], k = w->t->ne[0], m = 3;
     const char *kind = unselected_is_add ? "ADD" : "MUL_MAT";
 
     struct ggml_context *ctx = ctx_new(16, 0);
-    struct ggml_tensor *xa = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
-    struct ggml_tensor *xb = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
-    struct ggml_tensor *pa = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, m);
-    struct ggml_tensor *pb = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, m);
-    struct ggml_tensor *br[2];
-    br[0] = unselected_is_add ? ggml_add(ctx, pa, pb) : ggml_mul_mat(ctx, w->t, xa);
-    br[1] = ggml_mul_mat(ctx, w->t, xb);
-    ggml_set_name(br[0], "unselected");
-    ggml_set_name(br[1], "selected");
-    ggml_backend_buffer_t abuf = alloc_in(ctx, buft_cpu, false);
+    struct ggml_tensor *wc = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, k, n);
+    struct ggml_tensor *in[4] = {
+        ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m), ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m),
+        ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, m), ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, m),
+    };
     struct ggml_context *gctx = ctx_new(0, 2);
+    struct ggml_tensor *br[2], *brc[2];
+    struct ggml_cgraph *g = select_graph(ctx, gctx, w->t, in, unselected_is_add, br);
+    struct ggml_cgraph *gc = select_graph(ctx, gctx, wc, in, unselected_is_add, brc);
+    ggml_backend_buffer_t abuf = alloc_in(ctx, buft_cpu, false);
     if (abuf) {
-        float xs[256 * 3], ps[16 * 3], sent[16 * 3], got[16 * 3], ref[16 * 3];
-        fill_f32(xs, (size_t)(k * m), 1.0f);
-        ggml_backend_tensor_set(xa, xs, 0, sizeof xs);
-        fill_f32(xs, (size_t)(k * m), 1.0f);
-        ggml_backend_tensor_set(xb, xs, 0, sizeof xs);
-        fill_f32(ps, 16 * 3, 1.0f);
-        ggml_backend_tensor_set(pa, ps, 0, sizeof ps);
-        ggml_backend_tensor_set(pb, ps, 0, sizeof ps);
+        float xs[256 * 3], sent[16 * 3], got[16 * 3], ref[16 * 3];
+        ggml_backend_tensor_set(wc, bits, 0, ggml_nbytes(wc));
+        for (size_t i = 0; i < 4; i++) {
+            fill_f32(xs, (size_t)ggml_nelements(in[i]), 1.0f);
+            ggml_backend_tensor_set(in[i], xs, 0, ggml_nbytes(in[i]));
+        }
         for (size_t i = 0; i < 16 * 3; i++)
             sent[i] = SENTINEL;
-        struct ggml_cgraph *g = ggml_new_graph(gctx);
-        struct ggml_tensor *out = ggml_build_forward_select(g, br, 2, 1);
-        if (out != br[1])
-            fail("ggml_build_forward_select did not return the selected branch");
-        if (br[0]->flags & GGML_TENSOR_FLAG_COMPUTE)
-            fail("test premise: the unselected branch carries GGML_TENSOR_FLAG_COMPUTE");
         /* The premise on the CPU backend first: it leaves the unselected output alone. */
-        ggml_backend_tensor_set(br[0], sent, 0, sizeof sent);
-        enum ggml_status s = compute(be_cpu, g);
-        ggml_backend_tensor_get(br[0], got, 0, sizeof got);
-        ggml_backend_tensor_get(br[1], ref, 0, sizeof ref);
+        ggml_backend_tensor_set(brc[0], sent, 0, sizeof sent);
+        enum ggml_status s = compute(be_cpu, gc);
+        ggml_backend_tensor_get(brc[0], got, 0, sizeof got);
+        ggml_backend_tensor_get(brc[1], ref, 0, sizeof ref);
         if (s != GGML_STATUS_SUCCESS || memcmp(got, sent, sizeof got) != 0)
             fail("test premise: on the CPU backend the unselected %s ran (status %s)", kind,
                  status_name(s));
         /* Then on GEMM_RVV. */
         ggml_backend_tensor_set(br[0], sent, 0, sizeof sent);
-        memset(got, 0, sizeof got);
-        ggml_backend_tensor_set(br[1], got, 0, sizeof got);
         s = compute(be_rvv, g);
         if (s != GGML_STATUS_SUCCESS) {
             fail("GEMM_RVV's graph_compute returned %s on a graph whose unselected branch is "
@@ -604,14 +605,12 @@ static void select_body(struct weight *w, bool unselected_is_add)
 
 static void select_mul_mat_body(struct weight *w, uint16_t *bits)
 {
-    (void)bits;
-    select_body(w, false);
+    select_body(w, bits, false);
 }
 
 static void select_add_body(struct weight *w, uint16_t *bits)
 {
-    (void)bits;
-    select_body(w, true);
+    select_body(w, bits, true);
 }
 
 static void group_select(void)
