@@ -16,6 +16,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -702,6 +703,43 @@ static void group_readback(void)
     free(bits);
 }
 
+/* ---- group memory: a weight is held once ---- */
+
+/* Bytes the process holds from malloc (glibc's count: the heap's blocks in use and the
+ * blocks it maps for large requests), which is where ggml and the plugin allocate. */
+static size_t malloc_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static void group_memory(void)
+{
+    const int64_t n = 4864, k = 896; /* 8.7 MB of BF16 */
+    case_begin();
+    uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
+    fill_bf16(bits, (size_t)(n * k), 0.05f);
+    size_t before = malloc_in_use();
+    struct weight w;
+    if (weight_new(&w, n, k, "w")) {
+        ggml_backend_tensor_set(w.t, bits, 0, ggml_nbytes(w.t));
+        size_t held = malloc_in_use() - before, size = ggml_nbytes(w.t);
+        size_t alloc = ggml_backend_buft_get_alloc_size(buft_rvv, w.t);
+        if (verbose)
+            fprintf(stderr, "plugin_api: memory: %zu bytes of BF16: alloc size %zu, %zu held\n",
+                    size, alloc, held);
+        /* The packed form pads columns to a strip: a few per cent, not a second copy. */
+        if ((double)held > 1.25 * (double)size)
+            fail("a %zu-byte BF16 weight set into a GEMM_RVV buffer holds %zu bytes (%.2f x; "
+                 "the buffer type's alloc size %zu): a second copy", size, held,
+                 (double)held / (double)size, alloc);
+        check_product(w.t, bits, 1, "the weight");
+    }
+    weight_free(&w);
+    free(bits);
+    case_end("memory: a weight in a GEMM_RVV buffer is held once");
+}
+
 /* ---- group view: a write through a view of some rows ---- */
 
 static void view_body(struct weight *w, uint16_t *bits)
@@ -1311,10 +1349,10 @@ static const struct {
     const char *name;
     void (*run)(void);
 } groups[] = {
-    {"products", group_products}, {"empty", group_empty},     {"select", group_select},
-    {"readback", group_readback}, {"view", group_view},       {"memset", group_memset},
-    {"clear", group_clear},       {"layer", group_layer},     {"splits", group_splits},
-    {"threads", group_threads},   {"supports", group_supports},
+    {"products", group_products}, {"empty", group_empty},   {"select", group_select},
+    {"readback", group_readback}, {"memory", group_memory}, {"view", group_view},
+    {"memset", group_memset},     {"clear", group_clear},   {"layer", group_layer},
+    {"splits", group_splits},     {"threads", group_threads}, {"supports", group_supports},
 };
 
 /* Runs one group in a child; forwards its lines; counts them. A child that dies or exits
