@@ -650,18 +650,27 @@ static void group_readback(void)
     uint16_t *bits = xmalloc(count * sizeof *bits);
     struct weight w;
 
-    case_begin();
-    if (weight_new(&w, n, k, "w_bits")) {
-        fill_special_bits(bits, count);
-        ggml_backend_tensor_set(w.t, bits, 0, count * sizeof *bits);
-        expect_bits("whole set, whole get", w.t, bits, 0, count);
-        /* Set again (the same tensor, other bits): the new ones read back. */
-        fill_special_bits(bits, count);
-        ggml_backend_tensor_set(w.t, bits, 0, count * sizeof *bits);
-        expect_bits("second whole set, whole get", w.t, bits, 0, count);
+    /* 64 x 33, and 1057 x 129: a last column strip and a last K pair of their own. */
+    static const int64_t shapes[2][2] = {{64, 33}, {1057, 129}};
+    for (int sh = 0; sh < 2; sh++) {
+        const int64_t sn = shapes[sh][0], sk = shapes[sh][1];
+        const size_t scount = (size_t)(sn * sk);
+        uint16_t *sbits = xmalloc(scount * sizeof *sbits);
+        case_begin();
+        if (weight_new(&w, sn, sk, "w_bits")) {
+            fill_special_bits(sbits, scount);
+            ggml_backend_tensor_set(w.t, sbits, 0, scount * sizeof *sbits);
+            expect_bits("whole set, whole get", w.t, sbits, 0, scount);
+            /* Set again (the same tensor, other bits): the new ones read back. */
+            fill_special_bits(sbits, scount);
+            ggml_backend_tensor_set(w.t, sbits, 0, scount * sizeof *sbits);
+            expect_bits("second whole set, whole get", w.t, sbits, 0, scount);
+        }
+        weight_free(&w);
+        free(sbits);
+        case_end("read-back special bits (NaN payloads, +-0, +-inf, subnormals) N=%lld K=%lld",
+                 (long long)sn, (long long)sk);
     }
-    weight_free(&w);
-    case_end("read-back special bits (NaN payloads, +-0, +-inf, subnormals)");
 
     case_begin();
     if (weight_new(&w, n, k, "w_chunks")) {
@@ -674,6 +683,11 @@ static void group_readback(void)
         for (size_t c = 0; c < n_chunks; c++) {
             size_t i = order[c], from = cuts[i], to = cuts[i + 1];
             ggml_backend_tensor_set(w.t, bits + from, from * 2, (to - from) * 2);
+            /* Each chunk reads back at once, before the tensor is whole. */
+            char where[96];
+            snprintf(where, sizeof where, "chunk %zu of 8 (elements %zu-%zu) right after its set",
+                     c + 1, from, to - 1);
+            expect_bits(where, w.t, bits, from, to - from);
         }
         expect_bits("set in 8 chunks out of order, whole get", w.t, bits, 0, count);
         /* Partial reads at odd offsets. */
