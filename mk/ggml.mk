@@ -80,8 +80,18 @@ $(eval $(call plugin_rules,ggml-other,$(BUILD)/ggml-other/gen))
 $(BUILD)/ggml-test/other-release.so: tests/ggml/other_release.c $(BUILD)/probe.ok
 	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@
 
+# The plugin driven through ggml's public API only (ggml.h, ggml-backend.h, ggml-alloc.h),
+# against ggml's CPU backend in the same process: a ggml program like llama.cpp, linked with
+# libggml and libggml-base, no header of the plugin's.
+GGML_API_TEST    := $(BUILD)/ggml-test/plugin_api
+GGML_API_CFLAGS   = $(TARGET_CFLAGS) -D_POSIX_C_SOURCE=200809L -isystem $(GGML_SYSROOT)/usr/include
+GGML_API_LDFLAGS  = -L$(GGML_LIBDIR) -Wl,-rpath-link,$(GGML_LIBDIR) -lggml -lggml-base -lpthread -lm
+$(GGML_API_TEST): tests/ggml/plugin_api.c $(GGML_SYSROOT)/usr/include/ggml-backend.h $(BUILD)/probe.ok
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(GGML_API_CFLAGS) -Werror $< $(GGML_API_LDFLAGS) -o $@
+
 GGML_TEST_DEPS = $(BUILD)/ggml-test/libggml-gemm-rvv.so $(BUILD)/ggml-other/libggml-gemm-rvv.so \
-                 $(BUILD)/ggml-test/other-release.so
+                 $(BUILD)/ggml-test/other-release.so $(GGML_API_TEST)
 ifdef TOOLCHAIN
 test-ggml test-ggml-full: | sid-qemu
 endif

@@ -6,14 +6,18 @@
 #      every MUL_MAT case, those it hands to ggml's CPU backend too);
 #   2. a plugin built for other shapes: it declines every weight (names them) and serves none,
 #      and the cases still pass (ggml's CPU backend computes them for it);
-#   3. the plugin in a ggml that reports another release: it refuses with a message naming both.
-# Usage: tests/ggml/run.sh PLUGIN OTHER_SHAPES_PLUGIN OTHER_RELEASE_STUB quick|full
-#   quick: VLEN 256 (the K1's); full: also VLEN 128 and 1024, and VLEN 256 with Zvfbfwma.
+#   3. the plugin in a ggml that reports another release: it refuses with a message naming both;
+#   4. tests/ggml/plugin_api.c: the plugin driven through ggml's public API against ggml's CPU
+#      backend (products, empty and unselected nodes, read-back, views, memset, clear and
+#      reset, a llama layer alone and through the scheduler, threads, supports_op).
+# Usage: tests/ggml/run.sh PLUGIN OTHER_SHAPES_PLUGIN OTHER_RELEASE_STUB PLUGIN_API_TEST quick|full
+#   quick: VLEN 256 (the K1's); full: also VLEN 128 and 1024, and VLEN 256 with Zvfbfwma;
+#   plugin_api at VLEN 256 (quick), and at 128, 256 and 1024 with every product (full).
 # Environment: GGML_ROOT (tools/setup-deps.sh ggml), SID_QEMU, LOG_DIR.
 set -euo pipefail
 
-[ $# -eq 4 ] || { echo "usage: $0 PLUGIN OTHER_PLUGIN OTHER_RELEASE_STUB quick|full" >&2; exit 2; }
-plugin=$(realpath "$1") other=$(realpath "$2") stub=$(realpath "$3") tier=$4
+[ $# -eq 5 ] || { echo "usage: $0 PLUGIN OTHER_PLUGIN OTHER_RELEASE_STUB PLUGIN_API_TEST quick|full" >&2; exit 2; }
+plugin=$(realpath "$1") other=$(realpath "$2") stub=$(realpath "$3") api_test=$(realpath "$4") tier=$5
 : "${GGML_ROOT:?GGML_ROOT: the riscv64 root of tools/setup-deps.sh ggml}"
 : "${SID_QEMU:?SID_QEMU: the qemu-riscv64 of tools/setup-deps.sh sid-qemu}"
 LOG_DIR=${LOG_DIR:-build/ggml-test/logs}
@@ -82,10 +86,28 @@ refused() {
   echo "other release: refused ($(grep -o 'refusing to load.*0\.21\.0' "$log"))"
 }
 
+# api CPU NAME: plugin_api under sid's QEMU; its last line is "N passed, N failed", each failing
+# case a line "FAIL NAME: ...".
+api() {
+  local cpu=$1 name=$2 log="$LOG_DIR/plugin-api-$2.log" rc=0 summary
+  GGML_BACKEND_PATH=$plugin "$SID_QEMU" -L "$GGML_ROOT" -cpu "rv64,v=true,$cpu" \
+    -E "GEMM_RVV_TEST_TIER=$tier" "$api_test" > "$log" 2> "$log.stderr" || rc=$?
+  summary=$(tail -n 1 "$log")
+  if [ "$rc" -ne 0 ]; then
+    fail "plugin API $name: exit $rc, ${summary:-no summary} ($log, $log.stderr)"
+    grep '^FAIL' "$log" | head -20
+    return
+  fi
+  echo "plugin API $name: $summary"
+}
+
 served vlen=256 vlen256
 declined
 refused
+api vlen=256 vlen256
 if [ "$tier" = full ]; then
+  api vlen=128 vlen128
+  api vlen=1024 vlen1024
   served vlen=128 vlen128
   served vlen=1024 vlen1024
   served vlen=256,zvfbfmin=true,zvfbfwma=true vlen256-zvfbfwma
