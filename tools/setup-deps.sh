@@ -258,14 +258,16 @@ install_target_headers() {
 
 install_toolchain() {
   local top=$1
-  local prefix="$top/gcc15" stamp="$top/.complete"
-  case "$prefix" in *[[:space:]]*)
+  case "$top" in *[[:space:]]*)
     die "the toolchain folder '$top' has white space in its path, which GCC's specs and make
   cannot take: set TOOLCHAIN_DIR to another folder" ;;
   esac
   # Two builds sharing DIR (several checkouts, make -j) fetch one at a time; the second finds
-  # the stamps written. The lock is released when this script ends.
+  # the stamps written. The lock is released when this script ends. DIR is taken by its real
+  # path: checkouts that reach one folder through symbolic links share its stamp, not redo it.
   mkdir -p "$top"
+  top=$(cd "$top" && pwd -P)
+  local prefix="$top/gcc15" stamp="$top/.complete"
   if command -v flock >/dev/null; then exec 9> "$top/.lock"; flock 9; fi
   # The stamp records the absolute prefix the programs were patched for and the package lists:
   # a moved tree, or one made from other packages, is redone.
