@@ -3,14 +3,20 @@
  * gemm_rvv weight object is made over that memory when the tensor is placed, writes pack into
  * it and reads give back the BF16 bits written. Every other tensor (activations, norms,
  * weights without plans) is plain bytes as ggml lays them out. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plugin.h"
 
+/* The packed tensors of a buffer, by address: ggml-rpc's server and ggml's scheduler hand the
+ * plugin tensor structs of their own for the same bytes, so the weight object is found from
+ * where the tensor's data lies, not from the struct. Sorted by data; the lock guards it. */
 struct grg_buffer {
     void *base;
-    struct grg_packed *packed; /* the packed tensors placed in it */
+    struct grg_packed **packed;
+    size_t count, capacity;
+    pthread_mutex_t lock;
 };
 
 static bool compute_buffer(ggml_backend_buffer_t buf)
@@ -18,80 +24,134 @@ static bool compute_buffer(ggml_backend_buffer_t buf)
     return buf->usage == GGML_BACKEND_BUFFER_USAGE_COMPUTE;
 }
 
-/* The packed tensor a tensor's bytes belong to (itself or the tensor it views), or NULL. */
-static struct grg_packed *packed_of(const struct ggml_tensor *t)
+/* The index of the first entry whose data ends after `at`. Lock held. */
+static size_t search(const struct grg_buffer *b, const char *at)
 {
-    const struct ggml_tensor *base = t->view_src ? t->view_src : t;
-    struct grg_packed *p = base->extra;
-    return p && p->tensor == base ? p : NULL;
+    size_t lo = 0, hi = b->count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const struct grg_packed *p = b->packed[mid];
+        if ((const char *)p->data + p->bytes <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
-static void drop(struct grg_buffer *b, struct grg_packed *gone)
+static ggml_backend_buffer_t buffer_of(const struct ggml_tensor *t)
 {
-    for (struct grg_packed **p = &b->packed; *p; p = &(*p)->next)
-        if (*p == gone) {
-            *p = gone->next;
-            break;
-        }
-    gone->tensor->extra = NULL;
-    gemm_rvv_weight_free(gone->weight);
-    free(gone);
+    const struct ggml_tensor *base = t->view_src ? t->view_src : t;
+    ggml_backend_buffer_t buf = base->buffer ? base->buffer : t->buffer;
+    return buf && grg_is_own_buffer_type(buf->buft) ? buf : NULL;
+}
+
+struct grg_packed *grg_packed_find(const struct ggml_tensor *t)
+{
+    ggml_backend_buffer_t buf = buffer_of(t);
+    if (!buf || !t->data)
+        return NULL;
+    struct grg_buffer *b = buf->context;
+    pthread_mutex_lock(&b->lock);
+    size_t i = search(b, t->data);
+    struct grg_packed *p = i < b->count && (const char *)b->packed[i]->data <= (const char *)t->data
+                               ? b->packed[i]
+                               : NULL;
+    pthread_mutex_unlock(&b->lock);
+    return p;
+}
+
+static void drop_at(struct grg_buffer *b, size_t i)
+{
+    gemm_rvv_weight_free(b->packed[i]->weight);
+    free(b->packed[i]);
+    memmove(b->packed + i, b->packed + i + 1, (b->count - i - 1) * sizeof *b->packed);
+    b->count--;
+}
+
+/* Drops the entries whose bytes meet [data, data + bytes). Lock held. */
+static void drop_range(struct grg_buffer *b, const char *data, size_t bytes)
+{
+    size_t i = search(b, data);
+    while (i < b->count && (const char *)b->packed[i]->data < data + bytes)
+        drop_at(b, i);
 }
 
 static void drop_all(struct grg_buffer *b)
 {
-    while (b->packed)
-        drop(b, b->packed);
+    pthread_mutex_lock(&b->lock);
+    while (b->count)
+        drop_at(b, b->count - 1);
+    pthread_mutex_unlock(&b->lock);
 }
 
-/* Makes the weight object of a packed tensor over its place in the buffer. */
-static enum ggml_status place_packed(struct grg_buffer *b, struct ggml_tensor *t, size_t bytes)
+/* Makes the weight object of a packed tensor over its bytes (its packed size), in place of
+ * whatever was there. */
+static enum ggml_status place_packed(struct grg_buffer *b, const struct ggml_tensor *t)
 {
     struct grg_packed *p = calloc(1, sizeof *p);
-    gemm_rvv_status s = p ? gemm_rvv_weight_create_in(t->ne[1], t->ne[0], t->data, bytes,
-                                                      &p->weight)
+    gemm_rvv_status s = p ? gemm_rvv_weight_bytes(t->ne[1], t->ne[0], &p->bytes)
                           : GEMM_RVV_ERR_NOMEM;
+    if (s == GEMM_RVV_OK)
+        s = gemm_rvv_weight_create_in(t->ne[1], t->ne[0], t->data, p->bytes, &p->weight);
+    pthread_mutex_lock(&b->lock);
+    if (s == GEMM_RVV_OK && b->count == b->capacity) {
+        size_t grown = b->capacity ? 2 * b->capacity : 16;
+        struct grg_packed **more = realloc(b->packed, grown * sizeof *more);
+        if (more) {
+            b->packed = more;
+            b->capacity = grown;
+        } else {
+            s = GEMM_RVV_ERR_NOMEM;
+        }
+    }
     if (s != GEMM_RVV_OK) {
+        pthread_mutex_unlock(&b->lock);
         grg_log(GGML_LOG_LEVEL_ERROR, "%s: cannot place %s: %s\n", GRG_NAME, t->name,
                 gemm_rvv_strerror(s));
+        if (p)
+            gemm_rvv_weight_free(p->weight);
         free(p);
         return s == GEMM_RVV_ERR_NOMEM ? GGML_STATUS_ALLOC_FAILED : GGML_STATUS_FAILED;
     }
-    p->tensor = t;
-    p->next = b->packed;
-    b->packed = p;
-    t->extra = p;
+    p->data = t->data;
+    p->n = t->ne[1];
+    p->k = t->ne[0];
+    drop_range(b, t->data, p->bytes);
+    size_t i = search(b, t->data);
+    memmove(b->packed + i + 1, b->packed + i, (b->count - i) * sizeof *b->packed);
+    b->packed[i] = p;
+    b->count++;
+    pthread_mutex_unlock(&b->lock);
     return GGML_STATUS_SUCCESS;
 }
 
-/* A tensor placed anew: a packed one gets its weight object (one left from an earlier
- * placement of the same tensor is dropped). */
+/* A tensor placed anew: a packed one gets its weight object. */
 static enum ggml_status buffer_init_tensor(ggml_backend_buffer_t buf, struct ggml_tensor *t)
 {
-    struct grg_buffer *b = buf->context;
-    if (t->view_src)
+    if (t->view_src || compute_buffer(buf) || !grg_packs(t))
         return GGML_STATUS_SUCCESS;
-    for (struct grg_packed *p = b->packed; p; p = p->next)
-        if (p->tensor == t) {
-            drop(b, p);
-            break;
-        }
-    if (compute_buffer(buf) || !grg_packs(t))
-        return GGML_STATUS_SUCCESS;
-    size_t bytes;
-    if (gemm_rvv_weight_bytes(t->ne[1], t->ne[0], &bytes) != GEMM_RVV_OK)
-        return GGML_STATUS_FAILED;
-    return place_packed(b, t, bytes);
+    return place_packed(buf->context, t);
+}
+
+/* The packed tensor a write reaches: placed by init_tensor, or now (ggml-rpc's server sets
+ * weights without placing them first). */
+static struct grg_packed *packed_for_write(ggml_backend_buffer_t buf, struct ggml_tensor *t)
+{
+    struct grg_packed *p = grg_packed_find(t);
+    if (p || t->view_src || compute_buffer(buf) || !grg_packs(t))
+        return p;
+    return place_packed(buf->context, t) == GGML_STATUS_SUCCESS ? grg_packed_find(t) : NULL;
 }
 
 /* ---- bytes of a packed tensor, in ggml's layout ------------------------------------------ */
 
 /* Where a write or read of [offset, offset + size) of tensor t falls in its packed tensor's
- * own bytes (t may be a view of it). */
+ * own bytes, ggml's layout (t may be a view of it). */
 static size_t packed_offset(const struct ggml_tensor *t, const struct grg_packed *p,
                             size_t offset)
 {
-    return (size_t)((const char *)t->data - (const char *)p->tensor->data) + offset;
+    return (size_t)((const char *)t->data - (const char *)p->data) + offset;
 }
 
 static void read_bytes(const struct grg_packed *p, size_t from, size_t size, unsigned char *out)
@@ -144,8 +204,7 @@ static void write_bytes(struct grg_packed *p, size_t from, size_t size, const un
 static void buffer_set(ggml_backend_buffer_t buf, struct ggml_tensor *t, const void *data,
                        size_t offset, size_t size)
 {
-    (void)buf;
-    struct grg_packed *p = packed_of(t);
+    struct grg_packed *p = packed_for_write(buf, t);
     if (!p) {
         memcpy((char *)t->data + offset, data, size);
         return;
@@ -158,7 +217,7 @@ static void buffer_get(ggml_backend_buffer_t buf, const struct ggml_tensor *t, v
                        size_t offset, size_t size)
 {
     (void)buf;
-    const struct grg_packed *p = packed_of(t);
+    const struct grg_packed *p = grg_packed_find(t);
     if (p)
         read_bytes(p, packed_offset(t, p, offset), size, data);
     else
@@ -168,8 +227,7 @@ static void buffer_get(ggml_backend_buffer_t buf, const struct ggml_tensor *t, v
 static void buffer_memset(ggml_backend_buffer_t buf, struct ggml_tensor *t, uint8_t value,
                           size_t offset, size_t size)
 {
-    (void)buf;
-    struct grg_packed *p = packed_of(t);
+    struct grg_packed *p = packed_for_write(buf, t);
     if (!p) {
         memset((char *)t->data + offset, value, size);
         return;
@@ -182,30 +240,36 @@ static void buffer_memset(ggml_backend_buffer_t buf, struct ggml_tensor *t, uint
                     pattern);
 }
 
-/* Every byte of every tensor set to value: packed tensors get their objects anew (padding
+/* Every byte of every tensor set to value: each packed tensor gets its object anew (padding
  * zeroed) and every element set to it. */
 static void buffer_clear(ggml_backend_buffer_t buf, uint8_t value)
 {
     struct grg_buffer *b = buf->context;
-    size_t count = 0;
-    for (struct grg_packed *p = b->packed; p; p = p->next)
-        count++;
-    struct ggml_tensor **tensors = count ? malloc(count * sizeof *tensors) : NULL;
-    if (count && !tensors) {
+    pthread_mutex_lock(&b->lock);
+    size_t count = b->count;
+    struct ggml_tensor *placed = count ? calloc(count, sizeof *placed) : NULL;
+    for (size_t i = 0; placed && i < count; i++) {
+        placed[i].type = GGML_TYPE_BF16;
+        placed[i].buffer = buf;
+        placed[i].data = b->packed[i]->data;
+        placed[i].ne[0] = b->packed[i]->k;
+        placed[i].ne[1] = b->packed[i]->n;
+        placed[i].ne[2] = placed[i].ne[3] = 1;
+        placed[i].nb[0] = sizeof(uint16_t);
+        placed[i].nb[1] = placed[i].nb[0] * (size_t)placed[i].ne[0];
+        placed[i].nb[3] = placed[i].nb[2] = placed[i].nb[1] * (size_t)placed[i].ne[1];
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (count && !placed) {
         grg_log(GGML_LOG_LEVEL_ERROR, "%s: no memory to clear a buffer\n", GRG_NAME);
         return;
     }
-    size_t i = 0;
-    for (struct grg_packed *p = b->packed; p; p = p->next)
-        tensors[i++] = p->tensor;
     drop_all(b);
     memset(b->base, value, buf->size);
-    for (i = 0; i < count; i++) {
-        size_t bytes = ggml_backend_buffer_get_alloc_size(buf, tensors[i]);
-        if (place_packed(b, tensors[i], bytes) == GGML_STATUS_SUCCESS)
-            buffer_memset(buf, tensors[i], value, 0, ggml_nbytes(tensors[i]));
-    }
-    free(tensors);
+    for (size_t i = 0; i < count; i++)
+        if (place_packed(b, &placed[i]) == GGML_STATUS_SUCCESS)
+            buffer_memset(buf, &placed[i], value, 0, ggml_nbytes(&placed[i]));
+    free(placed);
 }
 
 /* The tensors are gone (ggml places new ones): nothing may point at their objects. */
@@ -218,6 +282,8 @@ static void buffer_free(ggml_backend_buffer_t buf)
 {
     struct grg_buffer *b = buf->context;
     drop_all(b);
+    pthread_mutex_destroy(&b->lock);
+    free(b->packed);
     free(b->base);
     free(b);
 }
@@ -253,6 +319,10 @@ static ggml_backend_buffer_t buft_alloc(ggml_backend_buffer_type_t buft, size_t 
                      GEMM_RVV_WEIGHT_ALIGN;
     if (b)
         b->base = aligned_alloc(GEMM_RVV_WEIGHT_ALIGN, rounded ? rounded : GEMM_RVV_WEIGHT_ALIGN);
+    if (b && b->base && pthread_mutex_init(&b->lock, NULL) != 0) {
+        free(b->base);
+        b->base = NULL;
+    }
     if (!b || !b->base) {
         grg_log(GGML_LOG_LEVEL_ERROR, "%s: cannot allocate a buffer of %zu bytes\n", GRG_NAME,
                 size);
@@ -298,10 +368,10 @@ bool grg_is_own_buffer_type(ggml_backend_buffer_type_t buft)
 
 bool grg_reads_packed(const struct ggml_tensor *t)
 {
-    const struct ggml_tensor *base = t->view_src ? t->view_src : t;
-    if (packed_of(base))
+    if (grg_packed_find(t))
         return true;
     /* Not placed yet (llama.cpp asks before it places weights): packed once placed there. */
-    return base->buffer && grg_is_own_buffer_type(base->buffer->buft) && !base->data &&
-           !compute_buffer(base->buffer) && grg_packs(base);
+    const struct ggml_tensor *base = t->view_src ? t->view_src : t;
+    ggml_backend_buffer_t buf = buffer_of(t);
+    return buf && !base->data && !compute_buffer(buf) && grg_packs(base);
 }

@@ -32,14 +32,23 @@ static bool f32_rows(const struct ggml_tensor *t)
     return t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float) && t->nb[1] % sizeof(float) == 0;
 }
 
+/* The packed weight that is w whole (not a part of it). */
+static struct grg_packed *packed_weight(const struct ggml_tensor *w)
+{
+    struct grg_packed *p = grg_packed_find(w);
+    return p && p->data == w->data && p->n == w->ne[1] && p->k == w->ne[0] ? p : NULL;
+}
+
 bool grg_serves_mul_mat(const struct ggml_tensor *op, const char **why)
 {
     const struct ggml_tensor *w = op->src[0], *x = op->src[1];
     const char *no = NULL;
     if (op->op != GGML_OP_MUL_MAT || w->type != GGML_TYPE_BF16)
         no = "not a product on a BF16 weight";
-    else if (!weight_2d(w) || (w->view_src && grg_reads_packed(w)))
+    else if (!weight_2d(w))
         no = "not a 2-D contiguous weight";
+    else if (w->data && grg_reads_packed(w) && !packed_weight(w))
+        no = "a part of a packed weight";
     else if (!has_plans(w))
         no = "this build has no plan for its N x K";
     else if (!f32_rows(x) || !f32_rows(op) || grg_reads_packed(x))
@@ -69,12 +78,6 @@ static void log_plan(struct grg_packed *p, const struct ggml_tensor *w, int64_t 
             GRG_NAME, w->name[0] ? w->name : "(unnamed weight)", (long long)w->ne[1],
             (long long)w->ne[0], (long long)m, (long long)b[i], how,
             gemm_rvv_kernels_active() ? "" : " (kernels off here: the fallback serves)");
-}
-
-static struct grg_packed *packed_weight(const struct ggml_tensor *w)
-{
-    struct grg_packed *p = w->extra;
-    return !w->view_src && p && p->tensor == w ? p : NULL;
 }
 
 enum ggml_status grg_mul_mat(struct ggml_tensor *dst, uint16_t **scratch, size_t *scratch_len)

@@ -13,17 +13,21 @@
 
 #define GRG_NAME "GEMM_RVV"
 
-/* A weight placed packed in a GEMM_RVV buffer: tensor->extra points to it. */
+/* A weight placed packed in a GEMM_RVV buffer: its bytes there, its shape and its object. */
 struct grg_packed {
-    struct ggml_tensor *tensor;
+    void *data;
+    size_t bytes;
+    int64_t n, k;
     gemm_rvv_weight *weight;
     uint32_t buckets_logged; /* bit i: the log named the plan of bucket index i serving it */
-    struct grg_packed *next; /* the buffer's list */
 };
 
 /* buffer.c */
 ggml_backend_buffer_type_t grg_buffer_type(void);
 bool grg_is_own_buffer_type(ggml_backend_buffer_type_t buft);
+/* The packed weight whose bytes hold t's data (t itself, a view of it, or another struct for
+ * the same tensor), or NULL. */
+struct grg_packed *grg_packed_find(const struct ggml_tensor *t);
 /* Whether t's bytes (t or the tensor it views) are packed, or will be once placed: then only
  * GEMM_RVV's own MUL_MAT may read them. */
 bool grg_reads_packed(const struct ggml_tensor *t);
