@@ -253,8 +253,9 @@ FULL_CHECKS  := $(filter-out test-target test-ggml test-llama,$(QUICK_CHECKS)) \
 # What the checks fetch, fetched first and once (two checks must not fetch into one folder).
 QUICK_DEPS   := ggml-deps $(if $(TOOLCHAIN),sid-qemu)
 FULL_DEPS    := $(QUICK_DEPS) engine-deps
-# A check that cannot run here (test-clang without clang) leaves a file in $(SKIPPED_DIR) and
-# is counted as skipped, not passed.
+# A check that cannot run here, whole or in part (test-clang without clang, test-setup-deps
+# without the Debian archive), leaves a file in $(SKIPPED_DIR) (tools/report-skip) and is
+# counted as skipped, not passed.
 SKIPPED_DIR  := $(abspath $(BUILD))/skipped
 export CHECK_SKIPPED_DIR := $(SKIPPED_DIR)
 define run_tier
@@ -265,7 +266,7 @@ define run_tier
 	@all="$(1) test-board"; skipped=$$(cd $(SKIPPED_DIR) 2>/dev/null && ls | tr "\n" " "); \
 	 passed=$$(for c in $$all; do case " $$skipped " in *" $$c "*) ;; *) echo $$c ;; esac; done); \
 	 echo "make $(2): $$(echo $$passed | wc -w) checks passed ($$(echo $$passed))"; \
-	 for c in $$skipped; do echo "make $(2): $$c SKIPPED: $$(cat $(SKIPPED_DIR)/$$c)"; done
+	 for c in $$skipped; do echo "make $(2): $$c SKIPPED: $$(paste -sd';' $(SKIPPED_DIR)/$$c)"; done
 endef
 test: lib
 	$(call run_tier,$(QUICK_CHECKS),test,$(QUICK_DEPS))

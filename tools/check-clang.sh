@@ -2,18 +2,15 @@
 # Compiles generated kernel sources with clang as well as GCC, warnings as errors, so the
 # generated C stays portable C11 and not GCC's dialect. Kernels need only the compiler's own
 # headers (riscv_vector.h, stddef.h, stdint.h), hence -ffreestanding and no sysroot.
-# Without CLANG the check is skipped, not passed: it says so, and with CHECK_SKIPPED_DIR set
-# it leaves a file named after the check there, which the test tiers count as skipped.
+# Without CLANG the check is skipped, not passed: it says so (tools/report-skip), and the test
+# tiers count it as skipped.
 # No SOURCE, or one that is missing, fails.
 # Usage: tools/check-clang.sh CLANG SOURCE...
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 CLANG SOURCE..." >&2; exit 2; }
 clang=$1; shift
 if ! command -v "$clang" >/dev/null; then
-  echo "clang: skipped ($clang not found)"
-  if [ -n "${CHECK_SKIPPED_DIR:-}" ]; then
-    mkdir -p "$CHECK_SKIPPED_DIR" && echo "$clang not found" > "$CHECK_SKIPPED_DIR/test-clang"
-  fi
+  "$(dirname "$0")/report-skip" test-clang "$clang not found"
   exit 0
 fi
 [ $# -ge 1 ] || { echo "clang: no sources given: nothing checked" >&2; exit 1; }
