@@ -4,10 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const target_field_names[TARGET_FIELDS + 1] = {
-    "vlen", "dlen", "l1d_kib", "l1d_ways", "l2_kib", "l2_ways", "l2_cores", "cores", "line",
-    "mhz", "dram_mb_s", NULL,
-};
+#define FIELD_NAME(name) #name,
+const char *const target_field_names[TARGET_FIELDS + 1] = {TARGET_FIELD_LIST(FIELD_NAME) NULL};
+#undef FIELD_NAME
+_Static_assert(sizeof(struct target) == TARGET_FIELDS * sizeof(uint64_t),
+               "TARGET_FIELD_LIST names every field of struct target");
 
 struct target target_default(void)
 {
@@ -45,9 +46,9 @@ int target_named(const char *name, struct target *t)
 
 uint64_t *target_field(struct target *t, const char *name)
 {
-    uint64_t *fields[TARGET_FIELDS] = {&t->vlen, &t->dlen, &t->l1d_kib, &t->l1d_ways,
-                                       &t->l2_kib, &t->l2_ways, &t->l2_cores, &t->cores,
-                                       &t->line, &t->mhz, &t->dram_mb_s};
+#define FIELD_POINTER(name) &t->name,
+    uint64_t *fields[TARGET_FIELDS] = {TARGET_FIELD_LIST(FIELD_POINTER)};
+#undef FIELD_POINTER
     for (int i = 0; i < TARGET_FIELDS; i++)
         if (strcmp(target_field_names[i], name) == 0)
             return fields[i];

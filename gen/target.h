@@ -19,8 +19,14 @@ struct target {
     uint64_t dram_mb_s;   /* DRAM bandwidth reached in practice, MB/s (10^6 bytes) */
 };
 
-/* The field names, in struct order (the YAML keys and the --target names). */
-#define TARGET_FIELDS 11
+/* The fields, once, in struct order: the YAML keys, the --target names and the manifest's keys
+ * come from this list (X(NAME) for each), and gen/target.c checks that it covers the struct. */
+#define TARGET_FIELD_LIST(X)                                                              \
+    X(vlen) X(dlen) X(l1d_kib) X(l1d_ways) X(l2_kib) X(l2_ways) X(l2_cores) X(cores) X(line) \
+    X(mhz) X(dram_mb_s)
+#define TARGET_FIELD_ONE_(name) +1
+enum { TARGET_FIELDS = 0 TARGET_FIELD_LIST(TARGET_FIELD_ONE_) };
+#undef TARGET_FIELD_ONE_
 extern const char *const target_field_names[TARGET_FIELDS + 1]; /* NULL-terminated */
 
 /* SpacemiT K1: VLEN 256, DLEN 128, 32 KiB L1D 8-way, 512 KiB L2 16-way per 4 cores, 8 cores,
