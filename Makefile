@@ -11,12 +11,11 @@
 
 BUILD         ?= build
 GEN_DIR       := $(BUILD)/gen
-# The shapes file generated last (by make or by hand; the manifest names it), else shapes.yaml:
-# `make install` after `make gen SHAPES=models/llama.yaml` installs llama's kernels.
+# The shapes file: shapes.yaml unless SHAPES= names another, whatever an earlier make built
+# (make, make install and make test alike: nothing is remembered between runs).
 MANIFEST_SOURCE = sed -n 's/^  "source": "\(.*\)",$$/\1/p' $(GEN_DIR)/manifest.json
-LAST_SHAPES   := $(shell $(MANIFEST_SOURCE) 2>/dev/null)
 SHAPES_GIVEN  := $(filter command line environment,$(origin SHAPES))
-SHAPES        ?= $(or $(LAST_SHAPES),shapes.yaml)
+SHAPES        ?= shapes.yaml
 # A bare name is looked for in models/ too (make gen SHAPES=llama.yaml).
 ifeq ($(wildcard $(SHAPES)),)
   ifneq ($(wildcard models/$(SHAPES)),)
@@ -25,9 +24,17 @@ ifeq ($(wildcard $(SHAPES)),)
 endif
 TEST_SHAPES   := tests/target/shapes-test.yaml
 TOOLCHAIN_DIR ?= $(CURDIR)/.toolchain
-# Without SHAPES=, also the generator options of the last `make gen` of that file.
-LAST_GEN_ARGS := $(file <$(BUILD)/gen-args)
-GEN_FLAGS     ?= $(if $(SHAPES_GIVEN),,$(if $(filter $(abspath $(SHAPES)),$(firstword $(LAST_GEN_ARGS))),$(wordlist 2,99,$(LAST_GEN_ARGS))))
+# The generator's options (GEN_FLAGS="--max-m 64"): none unless given, like SHAPES.
+GEN_FLAGS     ?=
+# `make install` without SHAPES= after `make SHAPES=other.yaml` would rebuild for shapes.yaml
+# and install that: it stops and says so instead (install takes SHAPES= like make does).
+BUILT_SHAPES  := $(if $(filter install,$(MAKECMDGOALS)),$(shell $(MANIFEST_SOURCE) 2>/dev/null))
+ifneq ($(and $(BUILT_SHAPES),$(if $(SHAPES_GIVEN),,1),$(filter install,$(MAKECMDGOALS))),)
+  ifneq ($(abspath $(BUILT_SHAPES)),$(abspath $(SHAPES)))
+    $(error $(GEN_DIR) holds the kernels of $(BUILT_SHAPES), and make install without SHAPES= \
+      installs those of $(SHAPES): say which, e.g. make install SHAPES=$(BUILT_SHAPES) PREFIX=...)
+  endif
+endif
 
 HOST_CC       ?= cc
 HOST_CFLAGS   ?= -std=c11 -O2 -g -Wall -Wextra
@@ -106,7 +113,8 @@ $(BUILD)/host/obj/%.o: gen/%.c $(wildcard gen/*.h include/*.h) | deps
 $(GEN_BIN): $(patsubst gen/%.c,$(BUILD)/host/obj/%.o,$(GEN_SRCS))
 	$(HOST_CC) $(HOST_CFLAGS) $^ -lyaml -o $@
 
-# The generator runs again when the shapes file, its options, itself or a template changed.
+# The generator runs again when the shapes file, its options, itself or a template changed
+# ($(BUILD)/gen-args: the shapes file and options of the last run, only compared, never read).
 $(BUILD)/gen-args: FORCE
 	@mkdir -p $(@D)
 	@echo '$(abspath $(SHAPES)) $(GEN_FLAGS)' | cmp -s - $@ || echo '$(abspath $(SHAPES)) $(GEN_FLAGS)' > $@
@@ -245,11 +253,20 @@ FULL_CHECKS  := $(filter-out test-target test-ggml test-llama,$(QUICK_CHECKS)) \
 # What the checks fetch, fetched first and once (two checks must not fetch into one folder).
 QUICK_DEPS   := ggml-deps $(if $(TOOLCHAIN),sid-qemu)
 FULL_DEPS    := $(QUICK_DEPS) engine-deps
+# A check that cannot run here, whole or in part (test-clang without clang, test-setup-deps
+# without the Debian archive), leaves a file in $(SKIPPED_DIR) (tools/report-skip) and is
+# counted as skipped, not passed.
+SKIPPED_DIR  := $(abspath $(BUILD))/skipped
+export CHECK_SKIPPED_DIR := $(SKIPPED_DIR)
 define run_tier
+	@rm -rf $(SKIPPED_DIR)
 	@$(MAKE) --no-print-directory $(3)
 	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target $(1)
 	@$(MAKE) --no-print-directory test-board
-	@echo "make $(2): $(words $(1) test-board) checks passed ($(1) test-board)"
+	@all="$(1) test-board"; skipped=$$(cd $(SKIPPED_DIR) 2>/dev/null && ls | tr "\n" " "); \
+	 passed=$$(for c in $$all; do case " $$skipped " in *" $$c "*) ;; *) echo $$c ;; esac; done); \
+	 echo "make $(2): $$(echo $$passed | wc -w) checks passed ($$(echo $$passed))"; \
+	 for c in $$skipped; do echo "make $(2): $$c SKIPPED: $$(paste -sd';' $(SKIPPED_DIR)/$$c)"; done
 endef
 test: lib
 	$(call run_tier,$(QUICK_CHECKS),test,$(QUICK_DEPS))
@@ -272,7 +289,7 @@ VERSION := $(shell sed -n 's/^\#define GEMM_RVV_VERSION_STRING "\(.*\)"/\1/p' in
 # machine without them (no libggml-dev) it is left out, and install says so.
 WITH_GGML ?= $(if $(NATIVE),$(if $(wildcard /usr/include/ggml-backend.h),1,0),1)
 install: lib $(BOARD_BENCH) $(if $(filter 1,$(WITH_GGML)),install-ggml-plugin)
-	@echo "install: the library of $(SHAPES) (the shapes file generated last; SHAPES=FILE for another)"
+	@echo "install: the library of $(SHAPES)$(if $(SHAPES_GIVEN),, (the default; SHAPES=FILE for another))"
 	@$(if $(filter 1,$(WITH_GGML)),:,echo "install: without the ggml plugin (WITH_GGML=$(WITH_GGML); it needs libggml-dev)")
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BOARD_BENCH) $(DESTDIR)$(PREFIX)/bin/

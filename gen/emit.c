@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "out_dir.h"
+#include "plan_fields.h"
 #include "template.h"
 #include "variants.h"
 #include "gemm_rvv_version.h"
@@ -206,32 +207,39 @@ static void blocking_comment(struct text *out, const char *what, uint64_t l2_kib
                     (unsigned long long)(b->x_copy.rounds * b->col_block));
 }
 
+/* Whether two blockings emit the same fields (the model's figures aside). */
+static int same_blocking(const struct blocking *a, const struct blocking *b)
+{
+    uint64_t va[BLOCKING_FIELD_COUNT], vb[BLOCKING_FIELD_COUNT];
+    blocking_values(a, va);
+    blocking_values(b, vb);
+    return a->order == b->order && memcmp(va, vb, sizeof va) == 0;
+}
+
 static int same_blockings(const struct blocking a[SHARES], const struct blocking b[SHARES])
 {
     for (int i = 0; i < SHARES; i++)
-        if (a[i].order != b[i].order || a[i].k_block != b[i].k_block ||
-            a[i].col_block != b[i].col_block || a[i].x_copy.rows != b[i].x_copy.rows ||
-            a[i].x_copy.cols != b[i].x_copy.cols || a[i].x_copy.stride != b[i].x_copy.stride ||
-            a[i].x_copy.shared != b[i].x_copy.shared || a[i].x_copy.rounds != b[i].x_copy.rounds)
+        if (!same_blocking(&a[i], &b[i]))
             return 0;
     return 1;
 }
 
 /* One struct gr_blocking[2] field of a plan, by L2 share. */
-static void blocking_field(struct text *out, const char *field, const struct blocking b[SHARES])
+static void blocking_field(struct text *out, const char *field,
+                           const struct blocking blockings[SHARES])
 {
     static const char *const share_names[SHARES] = {"GR_L2_ALONE", "GR_L2_SHARED"};
     text_printf(out, "    .%s = {\n", field);
-    for (int i = 0; i < SHARES; i++)
-        text_printf(out, "        [%s] = {.order = %s, .k_block = %llu, .col_block = %llu,\n"
-                         "            .x_copy_rows = %llu, .x_copy_cols = %llu, "
-                         ".x_copy_stride = %llu,\n"
-                         "            .x_copy_shared = %llu, .col_rounds = %llu},\n",
-                    share_names[i], order_names[b[i].order], (unsigned long long)b[i].k_block,
-                    (unsigned long long)b[i].col_block, (unsigned long long)b[i].x_copy.rows,
-                    (unsigned long long)b[i].x_copy.cols, (unsigned long long)b[i].x_copy.stride,
-                    (unsigned long long)b[i].x_copy.shared,
-                    (unsigned long long)b[i].x_copy.rounds);
+    for (int i = 0; i < SHARES; i++) {
+        const struct blocking *b = &blockings[i];
+        text_printf(out, "        [%s] = {.order = %s", share_names[i], order_names[b->order]);
+#define C_FIELD(name, value, brk) \
+    text_printf(out, ",%s." #name " = %llu", (brk) ? "\n            " : " ", \
+                (unsigned long long)(value));
+        BLOCKING_FIELDS(C_FIELD)
+#undef C_FIELD
+        text_printf(out, "},\n");
+    }
     text_printf(out, "    },\n");
 }
 
@@ -330,14 +338,12 @@ static void registry_file(struct text *out, const struct plan *p, const struct e
 
 static void json_blocking(struct text *out, const struct blocking *b)
 {
-    text_printf(out, "{\"order\": \"%s\", \"k_block\": %llu, \"col_block\": %llu, "
-                     "\"x_copy_rows\": %llu, \"x_copy_cols\": %llu, \"x_copy_stride\": %llu, "
-                     "\"x_copy_shared\": %llu, \"col_rounds\": %llu, "
-                     "\"dram_per_min\": %.3f, \"vwork_per_mac\": %.4f}",
-                b->order == ORDER_STRIPS ? "strips" : "tiles", (unsigned long long)b->k_block,
-                (unsigned long long)b->col_block, (unsigned long long)b->x_copy.rows,
-                (unsigned long long)b->x_copy.cols, (unsigned long long)b->x_copy.stride,
-                (unsigned long long)b->x_copy.shared, (unsigned long long)b->x_copy.rounds,
+    text_printf(out, "{\"order\": \"%s\"", b->order == ORDER_STRIPS ? "strips" : "tiles");
+#define JSON_FIELD(name, value, brk) \
+    text_printf(out, ", \"" #name "\": %llu", (unsigned long long)(value));
+    BLOCKING_FIELDS(JSON_FIELD)
+#undef JSON_FIELD
+    text_printf(out, ", \"dram_per_min\": %.3f, \"vwork_per_mac\": %.4f}",
                 b->dram_bytes / b->min_bytes, b->vwork_per_mac);
 }
 

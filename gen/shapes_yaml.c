@@ -505,8 +505,16 @@ static void target_key(struct reader *r, const char *key, yaml_node_t *value, vo
  * whatever order the file gives them in. */
 static void read_target(struct reader *r, yaml_node_t *node)
 {
+    if (node->type == YAML_SCALAR_NODE && node->data.scalar.length > 0 &&
+        strlen(scalar_text(node)) == node->data.scalar.length) {
+        if (target_named(scalar_text(node), &r->s->target) != 0)
+            diag_error(r->d, line_of(node), col_of(node), "unknown target \"%.40s\" (known: %s)",
+                       scalar_text(node), target_names_list);
+        return;
+    }
     if (node->type != YAML_MAPPING_NODE) {
-        expected(r, node, "target", "a mapping such as {l2_kib: 128, vlen: 256}");
+        expected(r, node, "target",
+                 "a name (k1, k3, ...) or a mapping such as {l2_kib: 128, vlen: 256}");
         return;
     }
     int errors_before = r->d->errors;

@@ -4,10 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const target_field_names[TARGET_FIELDS + 1] = {
-    "vlen", "dlen", "l1d_kib", "l1d_ways", "l2_kib", "l2_ways", "l2_cores", "cores", "line",
-    "mhz", "dram_mb_s", NULL,
-};
+#define FIELD_NAME(name) #name,
+const char *const target_field_names[TARGET_FIELDS + 1] = {TARGET_FIELD_LIST(FIELD_NAME) NULL};
+#undef FIELD_NAME
+_Static_assert(sizeof(struct target) == TARGET_FIELDS * sizeof(uint64_t),
+               "TARGET_FIELD_LIST names every field of struct target");
 
 struct target target_default(void)
 {
@@ -15,11 +16,39 @@ struct target target_default(void)
     return t;
 }
 
+/* Fields in struct order: vlen, dlen, l1d_kib, l1d_ways, l2_kib, l2_ways, l2_cores, cores,
+ * line, mhz, dram_mb_s. What is known and what is assumed: docs/generator.md, "Targets". */
+static const struct {
+    const char *name;
+    struct target t;
+} named[] = {
+    {"k1", {256, 128, 32, 8, 512, 16, 4, 8, 64, 1600, 6000}},
+    /* K3's X100 cores: VLEN 256, 2.4 GHz, Zvfbfwma known; DLEN, caches, cores, DRAM assumed. */
+    {"k3", {256, 128, 64, 8, 1024, 16, 4, 8, 64, 2400, 12000}},
+    {"k3-x100", {256, 128, 64, 8, 1024, 16, 4, 8, 64, 2400, 12000}},
+    /* K3's A100 cores: VLEN 1024, 2.0 GHz known; the rest assumed. */
+    {"k3-a100", {1024, 256, 64, 8, 1024, 16, 4, 8, 64, 2000, 12000}},
+    /* Any RVV 1.0 core: the smallest VLEN V allows, 256 KiB of L2 a core (512 KiB for 2). */
+    {"generic", {128, 128, 32, 8, 512, 8, 2, 4, 64, 1500, 4000}},
+};
+
+const char target_names_list[] = "k1, k3, k3-x100, k3-a100, generic";
+
+int target_named(const char *name, struct target *t)
+{
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (strcmp(named[i].name, name) == 0) {
+            *t = named[i].t;
+            return 0;
+        }
+    return -1;
+}
+
 uint64_t *target_field(struct target *t, const char *name)
 {
-    uint64_t *fields[TARGET_FIELDS] = {&t->vlen, &t->dlen, &t->l1d_kib, &t->l1d_ways,
-                                       &t->l2_kib, &t->l2_ways, &t->l2_cores, &t->cores,
-                                       &t->line, &t->mhz, &t->dram_mb_s};
+#define FIELD_POINTER(name) &t->name,
+    uint64_t *fields[TARGET_FIELDS] = {TARGET_FIELD_LIST(FIELD_POINTER)};
+#undef FIELD_POINTER
     for (int i = 0; i < TARGET_FIELDS; i++)
         if (strcmp(target_field_names[i], name) == 0)
             return fields[i];
@@ -33,7 +62,10 @@ int target_parse(struct target *t, const char *spec, char *err, unsigned long er
     for (char *item = strtok(buf, ","); item; item = strtok(NULL, ",")) {
         char *eq = strchr(item, '=');
         if (!eq) {
-            snprintf(err, errlen, "expected NAME=VALUE, got \"%s\"", item);
+            if (target_named(item, t) == 0)
+                continue;
+            snprintf(err, errlen, "unknown target \"%s\" (known: %s; or FIELD=VALUE)", item,
+                     target_names_list);
             return -1;
         }
         *eq = '\0';

@@ -23,15 +23,22 @@ cases=(
   "128 2048 4096 tiles 128 128 plain 512 threads=8"
 )
 bytes() { "$replay" "$@" | sed -n 's/^ratio=[0-9.]* dram_bytes=\([0-9]*\) .*/\1/p'; }
+# A figure is a positive whole number of bytes: an empty or unparsable one (the replay's
+# output changed, or it printed nothing) fails the check instead of reading as 0 bytes.
+figure() {
+  [[ $1 =~ ^[0-9]+$ ]] && [ "$1" -gt 0 ] ||
+    { echo "placement-check: no DRAM figure for \"$2\" (got \"$1\")" >&2; exit 1; }
+}
 failed=0 checked=0
 for c in "${cases[@]}"; do
   b=$bound
   # shellcheck disable=SC2086
   aligned=$(bytes $c aligned)
-  [ -n "$aligned" ] || { echo "placement-check: no figure for \"$c\"" >&2; exit 1; }
+  figure "$aligned" "$c, aligned"
   for placement in malloc page+2 page+34 "malloc x_at=aligned" "page+34 x_at=page+2"; do
     # shellcheck disable=SC2086
     moved=$(bytes $c $placement)
+    figure "$moved" "$c, $placement"
     verdict=$(awk -v a="$aligned" -v m="$moved" -v b="$b" 'BEGIN { printf "%.4f %s", m / a, m <= b * a ? "ok" : "FAIL" }')
     echo "M N K order KC NC weights L2_KB = $c, $placement: ${verdict% *} x the aligned bytes: ${verdict#* }"
     checked=$((checked + 1))

@@ -5,7 +5,7 @@
 # Usage: tests/setup-deps/test_archive.sh
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-command -v apt-get >/dev/null || { echo "archive test skipped: no apt-get here"; exit 0; }
+command -v apt-get >/dev/null || { tools/report-skip test-setup-deps "archive test: no apt-get here"; exit 0; }
 passed=0 failed=0
 for case in tests/setup-deps/sources/*/; do
   name=$(basename "$case")

@@ -11,7 +11,7 @@
 # shellcheck disable=SC2016  # the code in single quotes runs in a bash of its own
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-command -v apt-get >/dev/null || { echo "fetch error test skipped: no apt-get here"; exit 0; }
+command -v apt-get >/dev/null || { tools/report-skip test-setup-deps "fetch error test: no apt-get here"; exit 0; }
 scratch=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$scratch"' EXIT
 passed=0 failed=0
@@ -45,13 +45,13 @@ check() {
 
 archive=$(tools/setup-deps.sh archive)
 if [ -z "$archive" ]; then
-  echo "missing-package case skipped: the system's apt sources name no Debian archive"
+  tools/report-skip test-setup-deps "missing-package case: the system's apt sources name no Debian archive"
 else
   run_case missing-package 'GCC_PACKAGES=(gcc-15-riscv64-linux-gnu no-such-package-gemm-rvv)'
   # Offline (a second `make test` needs no network otherwise) the archive cannot be reached.
   if grep -qE "Could not resolve|Temporary failure resolving|Could not connect|Network is unreachable" \
        "$scratch/missing-package.log"; then
-    echo "missing-package case skipped: ${archive% *} cannot be reached from here"
+    tools/report-skip test-setup-deps "missing-package case: ${archive% *} cannot be reached from here"
   else
     check missing-package 1 "no package no-such-package-gemm-rvv in suite 'sid' of ${archive% *}" \
       'CROSS=riscv64-linux-gnu-'

@@ -6,9 +6,9 @@
 # shellcheck disable=SC2016  # the code in single quotes runs in a bash of its own
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-command -v apt-get >/dev/null || { echo "ggml fetch test skipped: no apt-get here"; exit 0; }
+command -v apt-get >/dev/null || { tools/report-skip test-setup-deps "ggml fetch test: no apt-get here"; exit 0; }
 archive=$(tools/setup-deps.sh archive)
-[ -n "$archive" ] || { echo "ggml fetch test skipped: the apt sources name no Debian archive"; exit 0; }
+[ -n "$archive" ] || { tools/report-skip test-setup-deps "ggml fetch test: the apt sources name no Debian archive"; exit 0; }
 scratch=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$scratch"' EXIT
 failed=0
@@ -20,7 +20,7 @@ for list in GGML_PACKAGES; do
   bash -c "source tools/setup-deps.sh; $list=(libggml0 no-such-package-gemm-rvv); install_ggml \"\$1\"" \
     _ "$dir" 2> "$dir.log" || rc=$?
   if grep -qE "Could not resolve|Temporary failure resolving|Could not connect|Network is unreachable" "$dir.log"; then
-    echo "ggml fetch test skipped: ${archive% *} cannot be reached from here"; exit 0
+    tools/report-skip test-setup-deps "ggml fetch test: ${archive% *} cannot be reached from here"; exit 0
   fi
   [ "$rc" -ne 0 ] || fail "$list: a missing package gave exit status 0"
   grep -q "no package no-such-package-gemm-rvv in suite 'sid'" "$dir.log" ||

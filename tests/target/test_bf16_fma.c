@@ -23,6 +23,7 @@
 #include "bf16.h"
 #include "gemm_rvv.h"
 #include "isa.h"
+#include "testdata.h"
 
 #define ALL_BF16 65536u
 
@@ -149,11 +150,15 @@ static size_t count_mismatches(const char *what, const float *acc_in, size_t n,
     return bad;
 }
 
+/* The vector results' bits of every test, the same at every VLEN. */
+static uint64_t results_digest = DIGEST_INIT;
+
 /* Runs .vv over pairs [0, n) and .vf over the runs of equal b, from accumulators acc_in. */
 static size_t check_pairs(const char *what, const float *acc_in, size_t n)
 {
     memcpy(acc_v, acc_in, n * sizeof *acc_v);
     vector_fma_vv(acc_v, va, vb, n);
+    results_digest = digest_add(results_digest, acc_v, n * sizeof *acc_v);
     size_t bad = count_mismatches(what, acc_in, n, acc_v);
     memcpy(acc_v, acc_in, n * sizeof *acc_v);
     for (size_t i = 0; i < n;) {
@@ -163,6 +168,7 @@ static size_t check_pairs(const char *what, const float *acc_in, size_t n)
         vector_fma_vf(acc_v + i, vb[i], va + i, j - i);
         i = j;
     }
+    results_digest = digest_add(results_digest, acc_v, n * sizeof *acc_v);
     return bad + count_mismatches(what, acc_in, n, acc_v);
 }
 
@@ -300,6 +306,7 @@ static void test_dot_products_in_fallback_order(void **state)
             y[n] = -0.0f;
         for (size_t k = 0; k < K; k++)
             vector_fma_vf(y, bf16_of(x_bits[k]), w[k], N);
+        results_digest = digest_add(results_digest, y, sizeof y);
         for (size_t n = 0; n < N; n++) {
             float acc = scalar_product(x_bits[0], w_bits[0][n]);
             for (size_t k = 1; k < K; k++)
@@ -328,5 +335,7 @@ int main(void)
         cmocka_unit_test(test_inputs_tell_fused_from_unfused),
         cmocka_unit_test(test_dot_products_in_fallback_order),
     };
-    return cmocka_run_group_tests_name("bf16_fma", tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("bf16_fma", tests, NULL, NULL);
+    digest_print("results", results_digest);
+    return failed;
 }

@@ -1,7 +1,22 @@
 #include "testdata.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+uint64_t digest_add(uint64_t h, const void *bytes, size_t count)
+{
+    const unsigned char *b = bytes;
+    for (size_t i = 0; i < count; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+void digest_print(const char *what, uint64_t h)
+{
+    printf("digest: %s %016llx\n", what, (unsigned long long)h);
+    fflush(stdout);
+}
 
 uint64_t rng_next(struct rng *r)
 {

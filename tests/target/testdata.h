@@ -28,4 +28,10 @@ double ref_dot(const uint16_t *x, const uint16_t *w, size_t k, double *abs_sum);
  * gamma_{K-1} bound), with a margin for the reference's own rounding. */
 double sum_error_bound(size_t k, double abs_sum);
 
+/* A digest of output bits (FNV-1a), printed as "digest: WHAT HEX": tools/run-target-tests.sh
+ * checks that every run of a program, in every configuration, prints the same digest lines. */
+#define DIGEST_INIT 14695981039346656037ull
+uint64_t digest_add(uint64_t h, const void *bytes, size_t count);
+void digest_print(const char *what, uint64_t h);
+
 #endif
