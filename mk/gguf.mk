@@ -107,9 +107,9 @@ $(HWPROBE_SHIM): measure/llama/hwprobe_shim.c $(BUILD)/probe.ok
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@ -ldl
 
-# With gguf-shapes' gate the plugin serves every BF16 Linear of both, the Llama's k and v
-# (N = 512) too.
-LLAMA_BENCH_MODELS ?= llama qwen3
+# The GQA Llama and the Qwen2.5-shaped Qwen2 (hidden 896, tied): with gguf-shapes' gate the
+# plugin serves every BF16 Linear of both (make bench-llama LLAMA_BENCH_MODELS="llama qwen3": the others).
+LLAMA_BENCH_MODELS ?= llama-gqa qwen2-tied
 
 bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
 	@set -e; for m in $(LLAMA_BENCH_MODELS); do \
