@@ -5,7 +5,7 @@
 #   - long prompts: llama-perplexity -c 64 -b 16 (four micro-batches a chunk; before the plugin
 #     skipped empty nodes the earlier ones failed with "M, N or K is zero or negative") gives
 #     the same perplexity with the plugin (relative difference at most MAX_REL_DIFF), and
-#     llama-completion of a prompt longer than its micro-batch (-ub 16, about 40 tokens), greedy
+#     llama-completion of a prompt longer than its micro-batch (-b 64 -ub 16, 43 tokens), greedy
 #     (--temp 0), GEN_TOKENS tokens, prints the same text;
 #   - threads: that generation's clone() calls (QEMU's -strace), on THREADS threads: with the
 #     plugin at most MAX_EXTRA_CLONES more than without (the library's workers, started once;
@@ -96,16 +96,19 @@ for mode in mmap none; do
 done
 
 # ---- a prompt longer than the micro-batch, generated greedily; its clone() calls -----------
-# The prompt: the text's first 75 characters, about 40 tokens of the test vocabulary.
+# The prompt: the text's first 75 characters, about 40 tokens of the test vocabulary, in one
+# batch (-b 64) of three micro-batches (-ub 16): only the last token's logits are asked for,
+# so the first two run the last layer's FFN and the lm_head on 0 rows (with -b 16 each batch
+# would have its own last token's output, and no product would be empty).
 head -c 75 "$models/text.txt" > "$LOG_DIR/$case.prompt.txt"
 qemu_args=(-strace)
 for with in cpu plugin; do
   run gen "$with" llama-completion -f "$LOG_DIR/$case.prompt.txt" -n "$GEN_TOKENS" --temp 0 -s 1 \
-    -c 128 -b 16 -ub 16 -no-cnv --no-warmup -v
+    -c 128 -b 64 -ub 16 -no-cnv --no-warmup -v
 done
 prompt_tokens=$(sed -n 's/.*prompt eval time = .* \/ *\([0-9]*\) tokens.*/\1/p' "$LOG_DIR/$case.gen.cpu.log")
 if [ -s "$LOG_DIR/$case.gen.cpu.out" ] && cmp -s "$LOG_DIR/$case.gen.cpu.out" "$LOG_DIR/$case.gen.plugin.out"; then
-  ok; echo "$case: llama-completion of ${prompt_tokens:-?} prompt tokens (-ub 16), $GEN_TOKENS generated: the same text with and without the plugin"
+  ok; echo "$case: llama-completion of ${prompt_tokens:-?} prompt tokens (-b 64 -ub 16), $GEN_TOKENS generated: the same text with and without the plugin"
 else
   fail "$case: llama-completion printed other text with the plugin ($LOG_DIR/$case.gen.{cpu,plugin}.out)"
   tail -3 "$LOG_DIR/$case.gen.plugin.log"
