@@ -6,7 +6,8 @@
 #   make test-gguf-shapes   tools/gguf-shapes on them, against gemm-rvv-shapes (host, seconds)
 #   make test-llama         one small llama-perplexity run of the GQA Llama and of the tied
 #                           Qwen2 (sid's QEMU), with the plugin too: LLAMA_PLUGIN, or the one
-#                           mk/ggml.mk's rules build
+#                           mk/ggml.mk's rules build; then the GQA Llama over several
+#                           micro-batches, generating, its threads, splits and peak memory
 #   make test-llama-full    the four models, 2 chunks, and the bad-input models
 #   make bench-llama        llama-bench tg/pp instructions counted under QEMU 7.2 (one thread),
 #                           without and with the plugin
@@ -76,13 +77,26 @@ define check_llama
 	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-perplexity.sh $(LLAMA_MODELS) $(1)
 endef
 
+# check_llama_run CASE: tests/llama/check-llama-run.sh (long prompts, generation, clone()
+# calls, graph splits, peak memory) on one model, after check_llama on it (it reads that run's
+# log for the splits of a batch of 64). Needs the plugin.
+define check_llama_run
+	@QEMU=$(SID_QEMU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' \
+	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
+	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-llama-run.sh $(LLAMA_MODELS) $(1)
+endef
+
 LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 
 test-llama: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama-gqa qwen2-tied,1)
+	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa))
 
 test-llama-full: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama qwen3 llama-gqa qwen2-tied llama-noplan llama-f16 llama-q8_0,2)
+	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa))
+	$(if $(LLAMA_PLUGIN),$(call check_llama_run,qwen2-tied))
+	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama))
 
 # ---- llama-bench counted under QEMU 7.2 (make bench-llama; not part of make test) -----------
 # With LLAMA_PLUGIN set, the plugin's figures too.
@@ -93,9 +107,9 @@ $(HWPROBE_SHIM): measure/llama/hwprobe_shim.c $(BUILD)/probe.ok
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@ -ldl
 
-# With gguf-shapes' gate the plugin serves every BF16 Linear of both, the Llama's k and v
-# (N = 512) too.
-LLAMA_BENCH_MODELS ?= llama qwen3
+# The GQA Llama and the Qwen2.5-shaped Qwen2 (hidden 896, tied): with gguf-shapes' gate the
+# plugin serves every BF16 Linear of both (make bench-llama LLAMA_BENCH_MODELS="llama qwen3": the others).
+LLAMA_BENCH_MODELS ?= llama-gqa qwen2-tied
 
 bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
 	@set -e; for m in $(LLAMA_BENCH_MODELS); do \

@@ -9,6 +9,12 @@
  *            range=FILE:LO-HI (repeatable; hexadecimal offsets into a mapped file whose path
  *              ends with FILE: its instructions there are counted a second time, apart, as
  *              range_insns, range_scalar, range_vwork_eighths),
+ *            bins=FILE (FILE's lines "MAPPED_FILE LO HI NAME", hexadecimal offsets as for
+ *              range=: each instruction in [LO, HI) of a file whose path ends with MAPPED_FILE
+ *              counts in NAME's bin; a file's lines come together, its functions first (no
+ *              two overlapping), then optionally one line 0 ffffffffff for the rest of the
+ *              file; written at exit as lines
+ *              "bin NAME COUNT", for a breakdown by function),
  *            out=FILE (where the counts go at exit; default stderr).
  *   qemu-riscv64 -plugin build/measure/libinsn_count.so,sym=gr_bf16_,sym=packed_,out=c.txt prog
  * QEMU names only the symbols of the program and its interpreter, not those of the shared
@@ -41,6 +47,57 @@ struct range {
 static struct range ranges[MAX_RANGES];
 static size_t range_count;
 static uint64_t range_insns, range_scalar, range_vwork_eighths;
+
+/* bins=: one counter a line of the file, names shared by lines with the same name. */
+struct bin {
+    char *file, *name;
+    uint64_t lo, hi;
+    uint64_t *count;
+};
+static struct bin *bins;
+static size_t bin_count;
+#define MAX_BIN_NAMES 16384
+static char *bin_names[MAX_BIN_NAMES];
+static uint64_t bin_counts[MAX_BIN_NAMES];
+static size_t bin_name_count;
+
+static int load_bins(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "insn_count: cannot read bins file %s\n", path);
+        return -1;
+    }
+    static char line[16384], file[256], name[16384];
+    unsigned long long lo, hi;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%255s %llx %llx %16383s", file, &lo, &hi, name) != 4) {
+            fprintf(stderr, "insn_count: %s: not \"FILE LO HI NAME\": %s", path, line);
+            fclose(f);
+            return -1;
+        }
+        size_t n = 0;
+        while (n < bin_name_count && strcmp(bin_names[n], name) != 0)
+            n++;
+        if (n == bin_name_count) {
+            if (n == MAX_BIN_NAMES) {
+                fprintf(stderr, "insn_count: more than %d bin names\n", MAX_BIN_NAMES);
+                fclose(f);
+                return -1;
+            }
+            bin_names[bin_name_count++] = strdup(name);
+        }
+        struct bin *grown = realloc(bins, (bin_count + 1) * sizeof *bins);
+        if (!grown) {
+            fclose(f);
+            return -1;
+        }
+        bins = grown;
+        bins[bin_count++] = (struct bin){strdup(file), bin_names[n], lo, hi, &bin_counts[n]};
+    }
+    fclose(f);
+    return 0;
+}
 
 /* The host's mappings as last read: a file mapping's path and offset. */
 struct mapping {
@@ -138,8 +195,11 @@ static const struct mapping *mapping_of(uintptr_t haddr)
 {
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < mapping_count; i++)
-            if (haddr >= mappings[i].start && haddr < mappings[i].end)
-                return &mappings[i];
+            if (haddr >= mappings[i].start && haddr < mappings[i].end) {
+                if (mappings[i].path[0] || pass == 1)
+                    return &mappings[i];
+                break; /* anonymous when last read: a file may be mapped over it since */
+            }
         read_mappings(); /* a library mapped since the last look */
     }
     return NULL;
@@ -164,6 +224,71 @@ static int in_range(const void *haddr)
         if (offset >= ranges[i].lo && offset < ranges[i].hi && ends_with(m->path, ranges[i].file))
             return 1;
     return 0;
+}
+
+/* The bins of one file in the order of their lines: those before the first catch-all (a bin
+ * whose range holds every other), sorted by LO for a binary search, then the catch-all. */
+static int bin_lo_order(const void *a, const void *b)
+{
+    const struct bin *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int catch_all(const struct bin *b) { return b->lo == 0 && b->hi >= 0xffffffffffull; }
+
+/* A file's group of bins: [from, end) its functions sorted, [end, to) its catch-all. */
+#define MAX_GROUPS 64
+static struct { size_t from, end, to; } groups[MAX_GROUPS];
+static size_t group_count;
+static int bins_sorted;
+
+static void sort_bins(void)
+{
+    for (size_t from = 0; from < bin_count && group_count < MAX_GROUPS;) {
+        size_t to = from;
+        while (to < bin_count && strcmp(bins[to].file, bins[from].file) == 0 && !catch_all(&bins[to]))
+            to++;
+        qsort(bins + from, to - from, sizeof *bins, bin_lo_order);
+        groups[group_count].from = from;
+        groups[group_count].end = to;
+        while (to < bin_count && strcmp(bins[to].file, bins[from].file) == 0)
+            to++; /* the catch-all(s) */
+        groups[group_count++].to = to;
+        from = to;
+    }
+    bins_sorted = 1;
+}
+
+/* The counter of the bin that holds the instruction at host address haddr, or NULL. Bins are
+ * given file by file (one group a file), each file's functions then its catch-all. */
+static uint64_t *bin_of(const void *haddr)
+{
+    if (bin_count == 0 || !haddr)
+        return NULL;
+    if (!bins_sorted)
+        sort_bins();
+    const struct mapping *m = mapping_of((uintptr_t)haddr);
+    if (!m || !m->path[0])
+        return NULL;
+    uint64_t offset = (uintptr_t)haddr - m->start + m->offset;
+    for (size_t g = 0; g < group_count; g++) {
+        size_t from = groups[g].from, end = groups[g].end, to = groups[g].to;
+        if (ends_with(m->path, bins[from].file)) {
+            size_t lo = from, hi = end; /* the first bin with lo > offset */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (bins[mid].lo <= offset)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (size_t i = lo; i > from && i + 8 > lo; i--) /* a few overlapping ones */
+                if (offset >= bins[i - 1].lo && offset < bins[i - 1].hi)
+                    return bins[i - 1].count;
+            return end < to ? bins[end].count : NULL;
+        }
+    }
+    return NULL;
 }
 
 static int measured(const char *sym)
@@ -212,6 +337,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
                     insn, on_vector_range, QEMU_PLUGIN_CB_NO_REGS,
                     (void *)(uintptr_t)(is_widening(w) ? 2 : 1));
         }
+        uint64_t *bin = bin_of(qemu_plugin_insn_haddr(insn));
+        if (bin)
+            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, bin, 1);
         if (!measured(qemu_plugin_insn_symbol(insn)))
             continue;
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &insns, 1);
@@ -238,6 +366,9 @@ static void at_exit(qemu_plugin_id_t id, void *unused)
         fprintf(f, "range_insns=%" PRIu64 " range_scalar=%" PRIu64
                    " range_vwork_eighths=%" PRIu64 "\n",
                 range_insns, range_scalar, range_vwork_eighths);
+    for (size_t i = 0; i < bin_name_count; i++)
+        if (bin_counts[i])
+            fprintf(f, "bin %s %" PRIu64 "\n", bin_names[i], bin_counts[i]);
     if (f != stderr)
         fclose(f);
 }
@@ -271,11 +402,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             ranges[range_count].lo = lo;
             ranges[range_count].hi = hi;
             range_count++;
+        } else if (strncmp(a, "bins=", 5) == 0) {
+            if (load_bins(a + 5) != 0)
+                return -1;
         } else if (strncmp(a, "out=", 4) == 0)
             out_path = strdup(a + 4);
         else {
             fprintf(stderr, "insn_count: unknown argument \"%s\" (sym=PREFIX, all=on, "
-                            "range=FILE:LO-HI, out=FILE)\n", a);
+                            "range=FILE:LO-HI, bins=FILE, out=FILE)\n", a);
             return -1;
         }
     }

@@ -11,6 +11,13 @@
 # without the plugin ggml-cpu's ggml_compute_forward_mul_mat, ggml_vec_dot_bf16 and
 # ggml_cpu_fp32_to_bf16 (activations rounded to BF16); with it, all of libggml-gemm-rvv.so.
 #
+# Where the instructions go (OUT_DIR/breakdown-CONFIG-TEST.csv; printed for the plugin's
+# prompt token, and for ggml's when CONFIGS has no plugin): per function by the dynamic
+# symbols of ggml-cpu, ggml-base and llama, every symbol of the plugin (which holds the
+# library), the rest of each of those files, and libc, libgomp, libstdc++ and the program as
+# wholes (insn_count.c's bins=); per token as above. ggml-cpu is stripped to its dynamic symbols:
+# its static functions (most ops' kernels) count as "libggml-cpu:(other)".
+#
 # Usage: measure/llama/llama-count.sh COUNT_PLUGIN SHIM GGML_ROOT MODEL OUT_DIR [GGML_PLUGIN]
 # Environment: QEMU (qemu-riscv64 7.2), NM (a riscv64 nm), GGUF_SHAPES (runs tools/gguf-shapes),
 #              TOKENS (16), CONFIGS ("cpu", and "plugin" when GGML_PLUGIN is given).
@@ -48,11 +55,43 @@ plugin_range() {
 count() {
   local tag=$1 range_args=$2; shift 2
   "$QEMU" -cpu rv64,v=true,vlen=256 -E LD_PRELOAD="$(realpath "$shim")" "${env_args[@]}" \
-    -plugin "$count_plugin,all=on$range_args,out=$out/$tag.count" \
+    -plugin "$count_plugin,all=on$range_args,bins=$bins,out=$out/$tag.count" \
     -L "$root" "$root/usr/bin/llama-bench" -m "$model" -t 1 -o csv "$@" > "$out/$tag.log" 2>&1 ||
     { echo "error: llama-bench failed ($out/$tag.log):" >&2; tail -5 "$out/$tag.log" >&2; exit 1; }
-  tr '\n' ' ' < "$out/$tag.count"
+  grep -v '^bin ' "$out/$tag.count" | tr '\n' ' '
 }
+
+# breakdown CONFIG TEST: per token, each bin of the two runs' difference, largest first.
+breakdown() {
+  awk -v n="$TOKENS" '$1 == "bin" { c[$2] += (FILENAME ~ /-r2\.count$/ ? 1 : -1) * $3 }
+    END { for (b in c) if (c[b] / n >= 0.5 || c[b] / n <= -0.5) printf "%.0f,%s\n", c[b] / n, b }' \
+    "$out/$1-$2-r1.count" "$out/$1-$2-r2.count" | sort -t, -k1,1nr > "$out/breakdown-$1-$2.csv"
+}
+
+# The bins file: dynamic (or, for the plugin, all) function symbols with sizes of each file,
+# then each file whole.
+bins=$out/bins.txt
+{
+  for lib in "$cpu_lib" $(find "$root/usr/lib" -name 'libggml-base.so.*.*' -o -name 'libllama.so.*.*' | sort) \
+             ${ggml_plugin:+"$ggml_plugin"}; do
+    f=$(basename "$(realpath "$lib")") d=-D short=${f%%.so*}
+    [ "$lib" = "${ggml_plugin:-}" ] && d=
+    # shellcheck disable=SC2086
+    "$NM" $d -S --defined-only "$lib" | awk -v f="$f" '
+      function hex(s,  i, n) { n = 0; s = tolower(s)
+        for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+        return n }
+      NF == 4 && $3 ~ /^[TtWw]$/ { printf "%s %s %x %s\n", f, $1, hex($1) + hex($2), $4 }'
+    echo "$f 0 ffffffffff $short:(other)"
+  done
+  for lib in $(find "$root/usr/lib" -name 'libc.so.6' -o -name 'libm.so.6' -o -name 'libgomp.so.1' \
+                 -o -name 'libstdc++.so.6' -o -name 'libgcc_s.so.1' -o -name 'ld-linux-riscv64-lp64d.so.1' \
+                 -o -name 'libggml.so.*.*' -o -name 'libllama-common.so.*.*' -o -name 'libllama-bench-impl.so' | sort); do
+    f=$(basename "$(realpath "$lib")")
+    echo "$f 0 ffffffffff ${f%%.so*}"
+  done
+  echo "llama-bench 0 ffffffffff llama-bench"
+} > "$bins"
 
 value() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$2"; }
 
@@ -90,7 +129,13 @@ for config in "${configs[@]}"; do
       i = (i2 - i1) / n; v = (v2 - v1) / 8 / n; r = (r2 - r1) / n
       printf "%s,%s,%d,%.0f,%.0f,%.0f,%.3f,%.2f\n", c, t, n, i, v, r, r / i, i / macs }' \
       >> "$out/llama-count.csv"
+    breakdown "$config" "$test"
   done
 done
 column -s, -t "$out/llama-count.csv"
+shown=plugin; [ -f "$out/breakdown-plugin-pp.csv" ] || shown=cpu
+echo "Where a prompt token's instructions go ($shown; instructions per token, function or file):"
+awk -F, '{ t += $1; r[NR] = $0 } END { for (i = 1; i <= NR && i <= 25; i++) { split(r[i], f, ",")
+  printf "  %12d  %5.1f %%  %s\n", f[1], 100 * f[1] / t, f[2] } printf "  %12d  100.0 %%  (all)\n", t }' \
+  "$out/breakdown-$shown-pp.csv"
 echo "(Linear MACs per decoded token: $((body + last)); per prompt token: $((body + last / TOKENS)); $model)"
