@@ -1,7 +1,8 @@
-/* What GEMM_RVV's device says it computes: its own products, and every op ggml's CPU device
- * computes, except where that would need the bytes of a packed weight (only GEMM_RVV's
- * products read those) or would take into GEMM_RVV's buffer a weight that it does not
- * multiply (such weights stay in ggml's own buffers, its repacking ones included). */
+/* What GEMM_RVV's device says it computes, for ggml's scheduler and llama.cpp's placement of
+ * weights: its own products, and every op ggml's CPU device computes, except where that would
+ * need the bytes of a packed weight (only GEMM_RVV's products read those), would take into
+ * GEMM_RVV's buffer a weight that it does not multiply (such weights stay in ggml's own
+ * buffers, its repacking ones included), or would turn llama.cpp's flash attention off. */
 #include <pthread.h>
 
 #include "plugin.h"
@@ -56,6 +57,11 @@ bool grg_supports_op(const struct ggml_tensor *op)
 {
     if (layout_op(op->op))
         return true;
+    /* llama.cpp turns flash attention off when it would run on another device than its layer,
+     * and an accelerator device gets no layers: left to the CPU, it stays on. (graph_compute
+     * still computes it when handed one, as ggml-rpc's server does.) */
+    if (op->op == GGML_OP_FLASH_ATTN_EXT)
+        return false;
     bool product = op->op == GGML_OP_MUL_MAT || op->op == GGML_OP_MUL_MAT_ID;
     if (op->op == GGML_OP_MUL_MAT && op->src[0]->type == GGML_TYPE_BF16) {
         const char *why;
