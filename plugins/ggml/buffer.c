@@ -2,14 +2,23 @@
  * (grg_packs) holds only its packed form there: its allocation size is the packed size, a
  * gemm_rvv weight object is made over that memory when the tensor is placed, writes pack into
  * it and reads give back the BF16 bits written. Every other tensor (activations, norms,
- * weights without plans) is plain bytes as ggml lays them out. */
+ * weights without plans) is plain bytes as ggml lays them out. The buffer lists its packed
+ * weights by address: ggml's RPC server makes a new tensor for each command it gets, never
+ * calls init_tensor on BF16 weights and refuses a tensor->extra, so a weight is placed by its
+ * first write there (when the packed form fits the space ggml's layout gives it). */
+#define _DEFAULT_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "plugin.h"
 
+/* A buffer's memory is its own mapping: freed, it goes back to the system at once (a heap
+ * block of a model's size may stay in malloc's heap, and a server's memory would not come
+ * down when its client leaves). Pages are zero until written. */
 struct grg_buffer {
     void *base;
+    size_t mapped; /* bytes mapped at base */
     struct grg_packed *packed; /* the packed tensors placed in it */
 };
 
@@ -18,12 +27,32 @@ static bool compute_buffer(ggml_backend_buffer_t buf)
     return buf->usage == GGML_BACKEND_BUFFER_USAGE_COMPUTE;
 }
 
+static void buffer_free(ggml_backend_buffer_t buf);
+
+/* A buffer of this file's (not a multi-buffer ggml made of several). */
+static struct grg_buffer *own_buffer(ggml_backend_buffer_t buf)
+{
+    return buf && buf->iface.free_buffer == buffer_free ? buf->context : NULL;
+}
+
+static struct grg_packed *packed_at(struct grg_buffer *b, const void *data)
+{
+    for (struct grg_packed *p = b ? b->packed : NULL; p; p = p->next)
+        if (p->data == data)
+            return p;
+    return NULL;
+}
+
 /* The packed tensor a tensor's bytes belong to (itself or the tensor it views), or NULL. */
 static struct grg_packed *packed_of(const struct ggml_tensor *t)
 {
     const struct ggml_tensor *base = t->view_src ? t->view_src : t;
-    struct grg_packed *p = base->extra;
-    return p && p->tensor == base ? p : NULL;
+    return base->data ? packed_at(own_buffer(base->buffer), base->data) : NULL;
+}
+
+struct grg_packed *grg_packed_weight(const struct ggml_tensor *t)
+{
+    return t->view_src ? NULL : packed_of(t);
 }
 
 static void drop(struct grg_buffer *b, struct grg_packed *gone)
@@ -33,7 +62,6 @@ static void drop(struct grg_buffer *b, struct grg_packed *gone)
             *p = gone->next;
             break;
         }
-    gone->tensor->extra = NULL;
     gemm_rvv_weight_free(gone->weight);
     free(gone);
 }
@@ -44,44 +72,64 @@ static void drop_all(struct grg_buffer *b)
         drop(b, b->packed);
 }
 
-/* Makes the weight object of a packed tensor over its place in the buffer. */
-static enum ggml_status place_packed(struct grg_buffer *b, struct ggml_tensor *t, size_t bytes)
+/* Makes the weight object of an [n, k] packed tensor over its place in the buffer. */
+static enum ggml_status place_packed(struct grg_buffer *b, void *data, int64_t n, int64_t k,
+                                     size_t bytes, const char *name)
 {
     struct grg_packed *p = calloc(1, sizeof *p);
-    gemm_rvv_status s = p ? gemm_rvv_weight_create_in(t->ne[1], t->ne[0], t->data, bytes,
-                                                      &p->weight)
+    gemm_rvv_status s = p ? gemm_rvv_weight_create_in(n, k, data, bytes, &p->weight)
                           : GEMM_RVV_ERR_NOMEM;
     if (s != GEMM_RVV_OK) {
-        grg_log(GGML_LOG_LEVEL_ERROR, "%s: cannot place %s: %s\n", GRG_NAME, t->name,
+        grg_log(GGML_LOG_LEVEL_ERROR, "%s: cannot place %s: %s\n", GRG_NAME, name,
                 gemm_rvv_strerror(s));
         free(p);
         return s == GEMM_RVV_ERR_NOMEM ? GGML_STATUS_ALLOC_FAILED : GGML_STATUS_FAILED;
     }
-    p->tensor = t;
+    p->data = data;
+    p->bytes = bytes;
+    p->n = n;
+    p->k = k;
     p->next = b->packed;
     b->packed = p;
-    t->extra = p;
     return GGML_STATUS_SUCCESS;
 }
 
 /* A tensor placed anew: a packed one gets its weight object (one left from an earlier
- * placement of the same tensor is dropped). */
+ * placement at the same address is dropped). */
 static enum ggml_status buffer_init_tensor(ggml_backend_buffer_t buf, struct ggml_tensor *t)
 {
     struct grg_buffer *b = buf->context;
     if (t->view_src)
         return GGML_STATUS_SUCCESS;
-    for (struct grg_packed *p = b->packed; p; p = p->next)
-        if (p->tensor == t) {
-            drop(b, p);
-            break;
-        }
+    struct grg_packed *old = packed_at(b, t->data);
+    if (old)
+        drop(b, old);
     if (compute_buffer(buf) || !grg_packs(t))
         return GGML_STATUS_SUCCESS;
     size_t bytes;
     if (gemm_rvv_weight_bytes(t->ne[1], t->ne[0], &bytes) != GEMM_RVV_OK)
         return GGML_STATUS_FAILED;
-    return place_packed(b, t, bytes);
+    return place_packed(b, t->data, t->ne[1], t->ne[0], bytes, t->name);
+}
+
+/* A write to a weight that was never placed (init_tensor not called: ggml's RPC server, whose
+ * client lays the buffer out with ggml_nbytes): placed packed when the packed form fits the
+ * tensor's bytes rounded to the buffer's alignment, else it stays plain (served unpacked). */
+static struct grg_packed *place_on_write(ggml_backend_buffer_t buf, struct ggml_tensor *t)
+{
+    struct grg_buffer *b = buf->context;
+    struct ggml_tensor *base = t->view_src ? t->view_src : t;
+    size_t bytes, room = (ggml_nbytes(base) + GEMM_RVV_WEIGHT_ALIGN - 1) /
+                         GEMM_RVV_WEIGHT_ALIGN * GEMM_RVV_WEIGHT_ALIGN;
+    if (compute_buffer(buf) || !grg_packs(base) || base->buffer != buf ||
+        (uintptr_t)base->data % GEMM_RVV_WEIGHT_ALIGN != 0 ||
+        gemm_rvv_weight_bytes(base->ne[1], base->ne[0], &bytes) != GEMM_RVV_OK || bytes > room ||
+        (char *)base->data + bytes > (char *)b->base + buf->size)
+        return NULL;
+    if (place_packed(b, base->data, base->ne[1], base->ne[0], bytes, base->name) !=
+        GGML_STATUS_SUCCESS)
+        return NULL;
+    return b->packed;
 }
 
 /* ---- bytes of a packed tensor, in ggml's layout ------------------------------------------ */
@@ -91,7 +139,7 @@ static enum ggml_status buffer_init_tensor(ggml_backend_buffer_t buf, struct ggm
 static size_t packed_offset(const struct ggml_tensor *t, const struct grg_packed *p,
                             size_t offset)
 {
-    return (size_t)((const char *)t->data - (const char *)p->tensor->data) + offset;
+    return (size_t)((const char *)t->data - (const char *)p->data) + offset;
 }
 
 static void read_bytes(const struct grg_packed *p, size_t from, size_t size, unsigned char *out)
@@ -144,8 +192,9 @@ static void write_bytes(struct grg_packed *p, size_t from, size_t size, const un
 static void buffer_set(ggml_backend_buffer_t buf, struct ggml_tensor *t, const void *data,
                        size_t offset, size_t size)
 {
-    (void)buf;
     struct grg_packed *p = packed_of(t);
+    if (!p)
+        p = place_on_write(buf, t);
     if (!p) {
         memcpy((char *)t->data + offset, data, size);
         return;
@@ -187,25 +236,26 @@ static void buffer_memset(ggml_backend_buffer_t buf, struct ggml_tensor *t, uint
 static void buffer_clear(ggml_backend_buffer_t buf, uint8_t value)
 {
     struct grg_buffer *b = buf->context;
-    size_t count = 0;
-    for (struct grg_packed *p = b->packed; p; p = p->next)
-        count++;
-    struct ggml_tensor **tensors = count ? malloc(count * sizeof *tensors) : NULL;
-    if (count && !tensors) {
-        grg_log(GGML_LOG_LEVEL_ERROR, "%s: no memory to clear a buffer\n", GRG_NAME);
-        return;
-    }
-    size_t i = 0;
-    for (struct grg_packed *p = b->packed; p; p = p->next)
-        tensors[i++] = p->tensor;
-    drop_all(b);
+    struct grg_packed *was = b->packed;
+    b->packed = NULL;
     memset(b->base, value, buf->size);
-    for (i = 0; i < count; i++) {
-        size_t bytes = ggml_backend_buffer_get_alloc_size(buf, tensors[i]);
-        if (place_packed(b, tensors[i], bytes) == GGML_STATUS_SUCCESS)
-            buffer_memset(buf, tensors[i], value, 0, ggml_nbytes(tensors[i]));
+    unsigned char pattern[2048];
+    memset(pattern, value, sizeof pattern);
+    while (was) {
+        struct grg_packed *next = was->next;
+        int64_t n = was->n, k = was->k;
+        void *data = was->data;
+        size_t bytes = was->bytes;
+        gemm_rvv_weight_free(was->weight);
+        free(was);
+        if (place_packed(b, data, n, k, bytes, "a weight") == GGML_STATUS_SUCCESS)
+            for (size_t done = 0; done < (size_t)(n * k) * 2; done += sizeof pattern)
+                write_bytes(b->packed, done,
+                            (size_t)(n * k) * 2 - done < sizeof pattern ? (size_t)(n * k) * 2 - done
+                                                                        : sizeof pattern,
+                            pattern);
+        was = next;
     }
-    free(tensors);
 }
 
 /* The tensors are gone (ggml places new ones): nothing may point at their objects. */
@@ -218,7 +268,7 @@ static void buffer_free(ggml_backend_buffer_t buf)
 {
     struct grg_buffer *b = buf->context;
     drop_all(b);
-    free(b->base);
+    munmap(b->base, b->mapped);
     free(b);
 }
 
@@ -249,10 +299,12 @@ static const char *buft_name(ggml_backend_buffer_type_t buft)
 static ggml_backend_buffer_t buft_alloc(ggml_backend_buffer_type_t buft, size_t size)
 {
     struct grg_buffer *b = calloc(1, sizeof *b);
-    size_t rounded = (size + GEMM_RVV_WEIGHT_ALIGN - 1) / GEMM_RVV_WEIGHT_ALIGN *
-                     GEMM_RVV_WEIGHT_ALIGN;
-    if (b)
-        b->base = aligned_alloc(GEMM_RVV_WEIGHT_ALIGN, rounded ? rounded : GEMM_RVV_WEIGHT_ALIGN);
+    if (b) {
+        b->mapped = size ? size : 1;
+        b->base = mmap(NULL, b->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (b->base == MAP_FAILED)
+            b->base = NULL;
+    }
     if (!b || !b->base) {
         grg_log(GGML_LOG_LEVEL_ERROR, "%s: cannot allocate a buffer of %zu bytes\n", GRG_NAME,
                 size);

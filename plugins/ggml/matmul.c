@@ -71,12 +71,6 @@ static void log_plan(struct grg_packed *p, const struct ggml_tensor *w, int64_t 
             gemm_rvv_kernels_active() ? "" : " (kernels off here: the fallback serves)");
 }
 
-static struct grg_packed *packed_weight(const struct ggml_tensor *w)
-{
-    struct grg_packed *p = w->extra;
-    return !w->view_src && p && p->tensor == w ? p : NULL;
-}
-
 enum ggml_status grg_mul_mat(struct ggml_tensor *dst, uint16_t **scratch, size_t *scratch_len)
 {
     const struct ggml_tensor *w = dst->src[0], *x = dst->src[1];
@@ -92,7 +86,7 @@ enum ggml_status grg_mul_mat(struct ggml_tensor *dst, uint16_t **scratch, size_t
         *scratch = grown;
         *scratch_len = need;
     }
-    struct grg_packed *p = packed_weight(w);
+    struct grg_packed *p = grg_packed_weight(w);
     if (p)
         log_plan(p, w, m);
     int64_t ldy = (int64_t)(dst->nb[1] / sizeof(float));

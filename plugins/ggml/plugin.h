@@ -13,9 +13,12 @@
 
 #define GRG_NAME "GEMM_RVV"
 
-/* A weight placed packed in a GEMM_RVV buffer: tensor->extra points to it. */
+/* A weight placed packed in a GEMM_RVV buffer, found by its address there (ggml's RPC server
+ * makes a new tensor for every command and refuses tensor->extra: nothing points to it). */
 struct grg_packed {
-    struct ggml_tensor *tensor;
+    void *data;   /* where it starts in the buffer */
+    size_t bytes; /* its packed copy's size */
+    int64_t n, k;
     gemm_rvv_weight *weight;
     uint32_t buckets_logged; /* bit i: the log named the plan of bucket index i serving it */
     struct grg_packed *next; /* the buffer's list */
@@ -27,6 +30,8 @@ bool grg_is_own_buffer_type(ggml_backend_buffer_type_t buft);
 /* Whether t's bytes (t or the tensor it views) are packed, or will be once placed: then only
  * GEMM_RVV's own MUL_MAT may read them. */
 bool grg_reads_packed(const struct ggml_tensor *t);
+/* The packed weight a tensor (not a view) is, or NULL. */
+struct grg_packed *grg_packed_weight(const struct ggml_tensor *t);
 
 /* release.c */
 /* After a weight was copied out of src: gives back the pages of src that lie wholly inside it
