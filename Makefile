@@ -247,7 +247,7 @@ test-target-full: $(TARGET_PROGRAMS)
 # the README's commands run last and alone, since they run make themselves.
 QUICK_CHECKS := test-host test-models test-setup-deps test-sysheaders test-host-runtime \
                 test-engine-host test-spills test-no-vector test-clang test-target test-ggml \
-                test-gguf-shapes test-llama test-placement test-project
+                test-gguf-shapes test-llama test-rpc test-placement test-project
 FULL_CHECKS  := $(filter-out test-target test-ggml test-llama,$(QUICK_CHECKS)) \
                 test-target-full test-ggml-full test-llama-full check-engine
 # What the checks fetch, fetched first and once (two checks must not fetch into one folder).
@@ -332,3 +332,6 @@ include mk/engine.mk
 
 # GGUF models and Debian's llama.cpp: tools/gguf-shapes, llama-perplexity, llama-bench counted.
 include mk/gguf.mk
+
+# llama.cpp's RPC backend: ggml-rpc-server -d GEMM_RVV and its client.
+include mk/rpc.mk

@@ -365,8 +365,10 @@ install_sid_qemu() {
 }
 
 # sid's riscv64 ggml 0.27 and llama.cpp, for the ggml plugin: its headers and libraries to build
-# against, test-backend-ops and the llama tools to run under `qemu-riscv64 -L DIR/ggml/root`.
-GGML_PACKAGES=(libggml0 libggml-dev libllama0 llama.cpp-tools llama.cpp-tools-extra)
+# against, test-backend-ops and the llama tools to run under `qemu-riscv64 -L DIR/ggml/root`,
+# and ggml's RPC backend (libggml0-backend-rpc: ggml/backends0/libggml-rpc.so; the server,
+# usr/libexec/riscv64-linux-gnu/llama/bin/ggml-rpc-server, is in llama.cpp-tools-extra).
+GGML_PACKAGES=(libggml0 libggml-dev libggml0-backend-rpc libllama0 llama.cpp-tools llama.cpp-tools-extra)
 GGUF_PACKAGES=(python3-gguf)
 
 # private_apt_cache DIR ARGS...: apt-cache on the private configuration private_apt uses.
@@ -464,7 +466,8 @@ case "${1:-}" in
   engine) install_packages "${ENGINE_PACKAGES[@]}" ;;
   ggml)
     [ $# -eq 2 ] || die "usage: $0 ggml DIR"
-    install_ggml "$2"
+    # apt runs in a folder of its own below DIR: its paths must not be relative.
+    install_ggml "$(realpath -m "$2")"
     ;;
   *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | engine | sid-qemu DIR | ggml DIR | archive [LIST PARTS]" ;;
 esac

@@ -3,9 +3,11 @@
  * gemm_rvv weight object is made over that memory when the tensor is placed, writes pack into
  * it and reads give back the BF16 bits written. Every other tensor (activations, norms,
  * weights without plans) is plain bytes as ggml lays them out. */
+#define _DEFAULT_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "plugin.h"
 
@@ -13,7 +15,9 @@
  * plugin tensor structs of their own for the same bytes, so the weight object is found from
  * where the tensor's data lies, not from the struct. Sorted by data; the lock guards it. */
 struct grg_buffer {
-    void *base;
+    void *base;    /* a mapping of its own: freed, a buffer goes back to the system at once */
+    size_t mapped; /* (a heap block of a model's size may stay in malloc's heap, and an RPC
+                    * server's memory would not come down when its client leaves) */
     struct grg_packed **packed;
     size_t count, capacity;
     pthread_mutex_t lock;
@@ -39,11 +43,14 @@ static size_t search(const struct grg_buffer *b, const char *at)
     return lo;
 }
 
+static void buffer_free(ggml_backend_buffer_t buf);
+
+/* The buffer of this file's that holds t's bytes (not a multi-buffer ggml made of several). */
 static ggml_backend_buffer_t buffer_of(const struct ggml_tensor *t)
 {
     const struct ggml_tensor *base = t->view_src ? t->view_src : t;
     ggml_backend_buffer_t buf = base->buffer ? base->buffer : t->buffer;
-    return buf && grg_is_own_buffer_type(buf->buft) ? buf : NULL;
+    return buf && buf->iface.free_buffer == buffer_free ? buf : NULL;
 }
 
 struct grg_packed *grg_packed_find(const struct ggml_tensor *t)
@@ -134,14 +141,23 @@ static enum ggml_status buffer_init_tensor(ggml_backend_buffer_t buf, struct ggm
     return place_packed(buf->context, t);
 }
 
-/* The packed tensor a write reaches: placed by init_tensor, or now (ggml-rpc's server sets
- * weights without placing them first). */
+/* The packed tensor a write reaches: placed by init_tensor, or now: ggml-rpc's server sets
+ * weights without placing them, in a layout its client made with ggml_nbytes, so the packed
+ * form is placed only where it fits that space (else the weight stays plain and is served
+ * unpacked). */
 static struct grg_packed *packed_for_write(ggml_backend_buffer_t buf, struct ggml_tensor *t)
 {
     struct grg_packed *p = grg_packed_find(t);
-    if (p || t->view_src || compute_buffer(buf) || !grg_packs(t))
+    if (p || t->view_src || compute_buffer(buf) || !grg_packs(t) || buffer_of(t) != buf)
         return p;
-    return place_packed(buf->context, t) == GGML_STATUS_SUCCESS ? grg_packed_find(t) : NULL;
+    struct grg_buffer *b = buf->context;
+    size_t bytes, room = (ggml_nbytes(t) + GEMM_RVV_WEIGHT_ALIGN - 1) / GEMM_RVV_WEIGHT_ALIGN *
+                         GEMM_RVV_WEIGHT_ALIGN;
+    if ((uintptr_t)t->data % GEMM_RVV_WEIGHT_ALIGN != 0 ||
+        gemm_rvv_weight_bytes(t->ne[1], t->ne[0], &bytes) != GEMM_RVV_OK || bytes > room ||
+        (char *)t->data + bytes > (char *)b->base + buf->size)
+        return NULL;
+    return place_packed(b, t) == GGML_STATUS_SUCCESS ? grg_packed_find(t) : NULL;
 }
 
 /* ---- bytes of a packed tensor, in ggml's layout ------------------------------------------ */
@@ -284,7 +300,7 @@ static void buffer_free(ggml_backend_buffer_t buf)
     drop_all(b);
     pthread_mutex_destroy(&b->lock);
     free(b->packed);
-    free(b->base);
+    munmap(b->base, b->mapped);
     free(b);
 }
 
@@ -315,13 +331,15 @@ static const char *buft_name(ggml_backend_buffer_type_t buft)
 static ggml_backend_buffer_t buft_alloc(ggml_backend_buffer_type_t buft, size_t size)
 {
     struct grg_buffer *b = calloc(1, sizeof *b);
-    size_t rounded = (size + GEMM_RVV_WEIGHT_ALIGN - 1) / GEMM_RVV_WEIGHT_ALIGN *
-                     GEMM_RVV_WEIGHT_ALIGN;
-    if (b)
-        b->base = aligned_alloc(GEMM_RVV_WEIGHT_ALIGN, rounded ? rounded : GEMM_RVV_WEIGHT_ALIGN);
-    if (b && b->base && pthread_mutex_init(&b->lock, NULL) != 0) {
-        free(b->base);
-        b->base = NULL;
+    if (b) {
+        b->mapped = size ? size : 1;
+        b->base = mmap(NULL, b->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (b->base == MAP_FAILED)
+            b->base = NULL;
+        if (b->base && pthread_mutex_init(&b->lock, NULL) != 0) {
+            munmap(b->base, b->mapped);
+            b->base = NULL;
+        }
     }
     if (!b || !b->base) {
         grg_log(GGML_LOG_LEVEL_ERROR, "%s: cannot allocate a buffer of %zu bytes\n", GRG_NAME,

@@ -1,0 +1,35 @@
+# llama.cpp's RPC backend with the plugin: sid's ggml-rpc-server -d GEMM_RVV under sid's QEMU
+# on 127.0.0.1, Debian's llama-perplexity --rpc as the client. Included from the Makefile after
+# mk/gguf.mk (its test models, its plugin built for their shapes); see docs/testing.md, "RPC".
+#
+#   make test-rpc    two servers, a client killed while loading, one killed during a graph,
+#                    then one whose perplexity must equal a local run without the plugin, every
+#                    BF16 Linear served (tests/llama/check-rpc.sh)
+#   make bench-rpc   a server's instructions, socket bytes and peak memory per token,
+#                    -d CPU against -d GEMM_RVV (measure/llama/rpc-count.sh)
+
+.PHONY: test-rpc bench-rpc
+
+# The GQA Llama: hidden 1152, 3 key/value heads (k and v N = 384), 1 layer.
+RPC_CASE ?= llama-gqa
+# llama-perplexity's -c and -b: 32 rows a product (the plans of M <= 64 serve), half the
+# emulated vector work of test-llama's 64.
+RPC_CTX  ?= 32
+
+test-rpc: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
+	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' \
+	  LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(RPC_CTX) \
+	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
+	  LOG_DIR=$(LLAMA_TEST)/logs-rpc tests/llama/check-rpc.sh $(LLAMA_MODELS) $(RPC_CASE)
+
+# ---- a server's work per token, counted under QEMU 7.2 (make bench-rpc; in no tier) ---------
+TERM_EXIT_SHIM := $(BUILD)/measure/term_exit_shim.so
+$(TERM_EXIT_SHIM): measure/llama/term_exit_shim.c $(BUILD)/probe.ok
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@
+
+RPC_BENCH_MODEL ?= $(RPC_CASE)
+bench-rpc: $(PLUGIN) $(HWPROBE_SHIM) $(TERM_EXIT_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
+	@SID_QEMU=$(SID_QEMU) measure/llama/rpc-count.sh $(PLUGIN) \
+	  $(abspath $(HWPROBE_SHIM)):$(abspath $(TERM_EXIT_SHIM)) $(GGML_ROOT) \
+	  $(LLAMA_MODELS)/$(RPC_BENCH_MODEL).gguf $(BUILD)/measure/rpc/$(RPC_BENCH_MODEL) $(LLAMA_PLUGIN)

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# llama.cpp's RPC backend with the plugin (issue 33): two sid ggml-rpc-server processes under
+# QEMU with `-d GEMM_RVV` on 127.0.0.1, and Debian's llama-perplexity as their client
+# (`--rpc P1,P2 -ngl 99`), on the test model MODELS/CASE.gguf. Checks, in this order:
+#   1. a local run without the plugin (no --rpc): the reference perplexity;
+#   2. a client killed while it loads the model (at its first load_tensors line), and
+#   3. a client killed during its first graph (a few seconds into the perplexity pass):
+#      after each both servers are still running and take the next client;
+#   4. a client that runs to the end: its perplexity equals the reference (relative difference
+#      at most MAX_REL_DIFF), and the servers' logs together name, for each BF16 Linear whose
+#      (N, K) the plugin's library has plans for (LIB_MANIFEST), the plan that served it;
+#   5. the servers are still running, and each one's resident memory once the last client
+#      has gone is within RSS_SLACK_MIB of what it was after the one before (QEMU's own
+#      translated code grows it on the first graph: that is not compared).
+# Every process it starts is killed when it ends (trap), and every wait is bounded.
+#
+# Usage: tests/llama/check-rpc.sh MODELS CASE
+# Environment:
+#   QEMU, QEMU_CPU    sid's qemu-riscv64 and its -cpu value; GGML_ROOT: sid's riscv64 root (-L)
+#   PLUGIN            the plugin's .so (the servers' GGML_BACKEND_PATH)
+#   LIB_MANIFEST      manifest.json of the library the plugin was built with (its plans)
+#   GGUF_SHAPES       the command that runs tools/gguf-shapes (it lists the model's weights)
+#   CTX, THREADS      llama-perplexity's -c (also -b) and the servers' and client's -t
+#   PORT              the first server's port (the second's is PORT + 1); default: one from
+#                     this process's id in 20000-39999 not listened on
+#   RUN_TIMEOUT       seconds any one client may run (default 600)
+#   LOG_DIR           where the logs go
+set -u
+models=$1 case=$2
+: "${QEMU:?}" "${GGML_ROOT:?}" "${PLUGIN:?}" "${LIB_MANIFEST:?}" "${GGUF_SHAPES:?}"
+QEMU_CPU=${QEMU_CPU:-rv64,v=true,vlen=256}
+CTX=${CTX:-64} THREADS=${THREADS:-1} RUN_TIMEOUT=${RUN_TIMEOUT:-600}
+MAX_REL_DIFF=${MAX_REL_DIFF:-1e-3} RSS_SLACK_MIB=${RSS_SLACK_MIB:-16}
+LOG_DIR=${LOG_DIR:-build/llama/logs-rpc}
+SERVER=$GGML_ROOT/usr/libexec/riscv64-linux-gnu/llama/bin/ggml-rpc-server
+model=$models/$case.gguf
+mkdir -p "$LOG_DIR"
+rm -f "$LOG_DIR"/*.log
+failed=0 passed=0
+fail() { echo "FAILED: $*"; failed=$((failed + 1)); }
+ok() { passed=$((passed + 1)); }
+for f in "$PLUGIN" "$LIB_MANIFEST" "$model" "$SERVER"; do
+  [ -f "$f" ] || { echo "error: no $f" >&2; exit 2; }
+done
+
+# Every process started here, killed at the end whatever happens; each one also has a
+# watchdog that kills it after its time limit (should this script itself be killed).
+pids=() watchdogs=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  for p in "${watchdogs[@]}"; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+born() { cut -d' ' -f22 "/proc/$1/stat" 2>/dev/null; }
+# start LIMIT LOG CMD...: CMD in the background (its own process: $pid), killed after LIMIT s.
+start() {
+  local limit=$1 log=$2 b; shift 2
+  "$@" > "$log" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  b=$(born "$pid")
+  (
+    sleep "$limit" & s=$!
+    trap 'kill $s 2>/dev/null; wait $s; exit 0' TERM
+    wait "$s"
+    [ -n "$b" ] && [ "$(born "$pid")" = "$b" ] && kill -9 "$pid"
+  ) > /dev/null 2>&1 &
+  watchdogs+=($!)
+}
+
+listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+if [ -z "${PORT:-}" ]; then
+  PORT=$((20000 + ($$ * 7) % 20000))
+  while listening "$PORT" || listening $((PORT + 1)); do PORT=$((PORT + 2)); done
+fi
+ports=("$PORT" $((PORT + 1)))
+rpc=127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}
+
+# client LOG [ARGS...]: llama-perplexity on the model in the background; sets $client.
+client() {
+  local log=$1; shift
+  start "$RUN_TIMEOUT" "$log" "$QEMU" -cpu "$QEMU_CPU" -L "$GGML_ROOT" \
+    "$GGML_ROOT/usr/bin/llama-perplexity" -m "$model" -f "$models/text.txt" -c "$CTX" -b "$CTX" \
+    --chunks 1 -t "$THREADS" -v "$@"
+  client=$pid
+}
+ppl() { sed -n 's/.*Final estimate: PPL = \([0-9.e+-]*\) .*/\1/p' "$1"; }
+# wait_for LOG REGEX SECONDS PID: until LOG has a line matching REGEX (0), PID ends or the
+# time is up (1).
+wait_for() {
+  local end=$((SECONDS + $3))
+  while [ "$SECONDS" -lt "$end" ]; do
+    grep -qE "$2" "$1" 2>/dev/null && return 0
+    kill -0 "$4" 2>/dev/null || { grep -qE "$2" "$1" 2>/dev/null; return; }
+    sleep 0.1
+  done
+  return 1
+}
+# settled: until each server has closed every connection it accepted (bounded).
+settled() {
+  local i end=$((SECONDS + RUN_TIMEOUT))
+  for i in 0 1; do
+    while [ "$SECONDS" -lt "$end" ] &&
+          [ "$(grep -c 'Client connection closed' "$LOG_DIR/server$i.log")" -lt \
+            "$(grep -c 'Accepted client connection' "$LOG_DIR/server$i.log")" ]; do
+      sleep 0.5
+    done
+  done
+}
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+servers_up() {
+  local i bad=0
+  for i in 0 1; do
+    kill -0 "${server[$i]}" 2>/dev/null && continue
+    wait "${server[$i]}"
+    fail "$1: the server on port ${ports[$i]} is gone (exit status $?):"
+    tail -5 "$LOG_DIR/server$i.log"; bad=1
+  done
+  [ "$bad" = 0 ] && ok
+  return "$bad"
+}
+
+# 1. The reference: the model on the client's CPU, no plugin, no servers.
+client "$LOG_DIR/local.log"
+wait "$client"
+ref=$(ppl "$LOG_DIR/local.log")
+[ -n "$ref" ] || { fail "no perplexity from the local run ($LOG_DIR/local.log)"; tail -5 "$LOG_DIR/local.log"; exit 1; }
+echo "$case: perplexity $ref on the client's CPU alone"
+
+# The two servers, with the plugin, on 127.0.0.1 only.
+server=()
+# ggml-rpc-server 0.27 writes to its sockets without MSG_NOSIGNAL and leaves SIGPIPE as it
+# finds it: a client killed while the server is busy leaves connections queued, the server
+# answers one after the client is gone and the signal kills it (exit status 141). Started with
+# SIGPIPE ignored (as systemd starts services), it gets EPIPE and serves the next client; QEMU
+# gives the program the dispositions it was started with.
+ignoring_sigpipe() { trap '' PIPE; exec "$@"; }
+for i in 0 1; do
+  start $((4 * RUN_TIMEOUT)) "$LOG_DIR/server$i.log" ignoring_sigpipe env GGML_BACKEND_PATH="$PLUGIN" "$QEMU" \
+    -cpu "$QEMU_CPU" -L "$GGML_ROOT" "$SERVER" -H 127.0.0.1 -p "${ports[$i]}" -d GEMM_RVV \
+    -t "$THREADS"
+  server[i]=$pid
+done
+for i in 0 1; do
+  end=$((SECONDS + 60))
+  until listening "${ports[$i]}" || [ "$SECONDS" -ge "$end" ] || ! kill -0 "${server[$i]}" 2>/dev/null; do
+    sleep 0.2
+  done
+  listening "${ports[$i]}" || { fail "the server on port ${ports[$i]} does not listen:"; tail -5 "$LOG_DIR/server$i.log"; exit 1; }
+done
+rss0=("$(rss_kib "${server[0]}")" "$(rss_kib "${server[1]}")")
+echo "$case: two servers -d GEMM_RVV on $rpc (resident: ${rss0[0]} and ${rss0[1]} KiB)"
+
+# 2. A client killed while loading: when it logs the buffers of the real load (llama.cpp
+# first sizes the model with load_mode = none, then loads it: "model buffer size" lines with
+# the servers' shares, then the weights cross). Tried up to three times until the kill lands
+# before the client's context is made.
+landed=0
+for try in 1 2 3; do
+  client "$LOG_DIR/killed-loading.log" --rpc "$rpc" -ngl 99 -ts 1,1
+  if wait_for "$LOG_DIR/killed-loading.log" 'RPC[0-9]\[.*model buffer size = +[0-9]*[1-9]' 300 "$client"; then
+    kill -9 "$client" 2>/dev/null; wait "$client" 2>/dev/null
+    if ! sed -n '/load_mode = mmap/,$p' "$LOG_DIR/killed-loading.log" | grep -q 'llama_context: constructing'; then
+      landed=1; break
+    fi
+    echo "  (try $try: the client had finished loading when it was killed)"
+  else
+    kill -9 "$client" 2>/dev/null; wait "$client" 2>/dev/null
+    break
+  fi
+  sleep 1
+done
+if [ "$landed" = 1 ]; then
+  echo "$case: a client killed while loading the weights onto the servers"; ok
+else
+  fail "no client was killed while loading ($LOG_DIR/killed-loading.log)"
+fi
+settled
+servers_up "after a client killed while loading"
+rss1=("$(rss_kib "${server[0]}")" "$(rss_kib "${server[1]}")")
+
+# 3. A client killed during a graph: a few seconds into its perplexity pass.
+client "$LOG_DIR/killed-graph.log" --rpc "$rpc" -ngl 99 -ts 1,1
+if wait_for "$LOG_DIR/killed-graph.log" 'perplexity: calculating perplexity' 300 "$client"; then
+  sleep 5
+  if kill -0 "$client" 2>/dev/null && [ -z "$(ppl "$LOG_DIR/killed-graph.log")" ]; then
+    kill -9 "$client"; wait "$client" 2>/dev/null
+    echo "$case: a client killed during its first graph"
+  else
+    wait "$client" 2>/dev/null
+    fail "the client to kill during a graph ended first ($LOG_DIR/killed-graph.log)"
+  fi
+else
+  kill -9 "$client" 2>/dev/null; wait "$client" 2>/dev/null
+  fail "the client to kill during a graph never started computing ($LOG_DIR/killed-graph.log)"
+fi
+sleep 1
+servers_up "after a client killed during a graph"
+# A server works on a graph it was given until its end, then notices the client is gone.
+settled
+rss2=("$(rss_kib "${server[0]}")" "$(rss_kib "${server[1]}")")
+
+# 4. The next client runs to the end: the same perplexity, every planned BF16 Linear served.
+client "$LOG_DIR/rpc.log" --rpc "$rpc" -ngl 99 -ts 1,1
+start=$SECONDS
+wait "$client"
+with=$(ppl "$LOG_DIR/rpc.log")
+if [ -z "$with" ]; then
+  fail "no perplexity over RPC ($LOG_DIR/rpc.log):"; tail -5 "$LOG_DIR/rpc.log"
+else
+  rel=$(awk -v a="$with" -v b="$ref" 'BEGIN { d = (a - b) / b; printf "%.2e", d < 0 ? -d : d }')
+  echo "$case: perplexity $with over RPC with two GEMM_RVV servers ($((SECONDS - start)) s; relative difference $rel)"
+  if awk -v r="$rel" -v m="$MAX_REL_DIFF" 'BEGIN { exit !(r <= m) }'; then ok; else
+    fail "the perplexities differ by $rel, more than $MAX_REL_DIFF"
+  fi
+fi
+grep -E 'RPC[0-9]\[.*model buffer size' "$LOG_DIR/rpc.log" | sed 's/^[0-9.]* . /  client: /'
+
+planned=$(sed -n 's/.*"name": "bf16_[^"]*", "N": \([0-9]*\), "K": \([0-9]*\),.*/\1 \2/p' "$LIB_MANIFEST" | sort -u)
+expected=0 served=0
+while IFS=$'\t' read -r name type n k; do
+  if [ "$type" != BF16 ] || ! grep -qx "$n $k" <<<"$planned"; then continue; fi
+  expected=$((expected + 1))
+  re="GEMM_RVV: ${name//./\\.} \\(N = $n, K = $k\\) M = [0-9]+: plan M <= [0-9]+ serves\$"
+  where=""
+  for i in 0 1; do grep -qE "$re" "$LOG_DIR/server$i.log" && where="$where ${ports[$i]}"; done
+  if [ -n "$where" ]; then served=$((served + 1)); else
+    echo "  $name ($n x $k) has a plan but no server's log says one served it"
+  fi
+done < <($GGUF_SHAPES --weights "$model")
+if [ "$expected" -gt 0 ] && [ "$served" = "$expected" ]; then
+  ok; echo "$case: the servers served $served of $expected BF16 Linears with plans"
+else
+  fail "the servers served $served of $expected BF16 Linears with plans (logs: $LOG_DIR/server0.log, server1.log)"
+fi
+
+# 5. Still serving, and the clients' memory given back.
+settled
+if servers_up "after the last client"; then
+  for i in 0 1; do
+    rss=$(rss_kib "${server[$i]}")
+    cpu=$(awk -v t="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) / t }' "/proc/${server[$i]}/stat")
+    echo "$case: server on port ${ports[$i]}: $cpu s of CPU for the three clients"
+    echo "$case: server on port ${ports[$i]}: resident ${rss0[$i]} KiB before the clients, ${rss1[$i]} after the one killed loading, ${rss2[$i]} after the one killed in a graph, $rss after the last"
+    if [ -n "$rss" ] && [ "$rss" -le $((rss2[i] + RSS_SLACK_MIB * 1024)) ]; then ok; else
+      fail "the server on port ${ports[$i]} kept $((rss - rss2[i])) KiB more resident after the last client, over $RSS_SLACK_MIB MiB"
+    fi
+  done
+fi
+if grep -l 'GGML_ASSERT\|Unsuccessful graph\|asked to run' "$LOG_DIR"/server*.log; then
+  fail "a server's log reports an error"
+fi
+
+echo "rpc: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
