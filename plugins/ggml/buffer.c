@@ -388,8 +388,10 @@ bool grg_reads_packed(const struct ggml_tensor *t)
 {
     if (grg_packed_find(t))
         return true;
-    /* Not placed yet (llama.cpp asks before it places weights): packed once placed there. */
+    /* Not placed yet: llama.cpp asks with the weight in a buffer of size 0, which ggml makes
+     * without calling this buffer type (no context, no functions): packed once placed. */
     const struct ggml_tensor *base = t->view_src ? t->view_src : t;
-    ggml_backend_buffer_t buf = buffer_of(t);
-    return buf && !base->data && !compute_buffer(buf) && grg_packs(base);
+    ggml_backend_buffer_t buf = base->buffer;
+    return buf && grg_is_own_buffer_type(buf->buft) && !base->data && !compute_buffer(buf) &&
+           grg_packs(base);
 }

@@ -1348,6 +1348,17 @@ static void group_supports(void)
             if (ggml_backend_dev_supports_op(dev_rvv, packed[i].op))
                 fail("GEMM_RVV claims %s reading a weight in its own (packed) buffer",
                      packed[i].name);
+        /* llama.cpp's placement asks the same with the weight not yet placed, in a buffer of
+         * size 0 (ggml makes it without the buffer type's functions): a planned BF16 weight
+         * would be packed there, so only its MUL_MAT may take it there. */
+        struct ggml_tensor *probe = ggml_new_tensor_2d(oc, GGML_TYPE_BF16, 256, 16);
+        probe->buffer = ggml_backend_buft_alloc_buffer(ggml_backend_dev_buffer_type(dev_rvv), 0);
+        if (!ggml_backend_dev_supports_op(dev_rvv, ggml_mul_mat(oc, probe, x)))
+            fail("GEMM_RVV does not support MUL_MAT on a planned weight about to be placed in its buffer");
+        if (ggml_backend_dev_supports_op(dev_rvv, ggml_get_rows(oc, probe, ids16)))
+            fail("GEMM_RVV claims GET_ROWS of a planned weight about to be placed (packed) in its buffer");
+        ggml_backend_buffer_free(probe->buffer);
+        probe->buffer = NULL;
         ggml_free(oc);
     }
     if (buf)
