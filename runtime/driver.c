@@ -6,6 +6,7 @@
 #include "lines.h"
 #include "pack.h"
 #include "scratch.h"
+#include "x_copy.h"
 
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
@@ -256,14 +257,13 @@ static void tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t
     }
 }
 
-/* X's rows are copied into scratch a K block at a time during the first column block. */
-/* The blocking's rule for a copy of X (gen/blocking.c's x_copy_applies): rows enough, columns
- * enough, X's rows a multiple of the stride apart. */
+/* X's rows are copied into scratch a K block at a time during the first column block, as the
+ * plan's x_copy_* fields say (runtime/x_copy.h, the generator's rule). */
 static int x_copy_applies(const struct gr_drive *d, size_t cols)
 {
     const struct gr_blocking *b = &d->blocking;
-    return b->x_copy_rows && d->rows >= b->x_copy_rows && cols >= b->x_copy_cols &&
-           d->ldx * sizeof(uint16_t) % b->x_copy_stride == 0;
+    return gr_x_copy_applies(b->x_copy_rows, b->x_copy_cols, b->x_copy_stride, d->rows, cols,
+                             d->ldx * sizeof(uint16_t));
 }
 
 int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end)
