@@ -301,12 +301,15 @@ int __wrap_gr_scratch_take(struct gr_scratch *s, size_t shared, size_t count, si
     s->block = NULL;
     s->shared_bytes = gr_align_up(shared);
     s->piece_bytes = gr_align_up(each);
-    const size_t bytes = s->shared_bytes + count * s->piece_bytes;
-    void *p = mmap((void *)(uintptr_t)scratch_at, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
-    if (p != (void *)(uintptr_t)scratch_at)
+    /* main's mapping holds the caller's buffers up to the page scratch_at is in */
+    const uint64_t bytes = s->shared_bytes + count * s->piece_bytes;
+    const uint64_t from = (scratch_at + PAGE - 1) / PAGE * PAGE;
+    if (scratch_at + bytes > from &&
+        mmap((void *)(uintptr_t)from, scratch_at + bytes - from, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1,
+             0) != (void *)(uintptr_t)from)
         return -1;
-    s->base = p;
+    s->base = (char *)(uintptr_t)scratch_at;
     add_range(scratch_at, s->shared_bytes, B_X_COPY);
     add_range(scratch_at + s->shared_bytes, count * s->piece_bytes, B_SCRATCH);
     return 0;
@@ -492,7 +495,7 @@ int main(int argc, char **argv)
         add_range(base[i], sizes[i], i);
         at = align64(at + sizes[i]) + (1u << 20) + PAGE;
     }
-    if (mmap((void *)(uintptr_t)CALL_AT, at - CALL_AT, PROT_READ | PROT_WRITE,
+    if (mmap((void *)(uintptr_t)CALL_AT, (at - CALL_AT + PAGE - 1) / PAGE * PAGE, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1,
              0) != (void *)(uintptr_t)CALL_AT) {
         perror("driver_replay: mmap");
