@@ -69,6 +69,18 @@ static struct layout layout_of(const struct gr_drive *d)
 
 size_t gr_drive_bytes(const struct gr_drive *d) { return layout_of(d).bytes; }
 
+void gr_drive_scratch_parts(const struct gr_drive *d, size_t at[GR_DRIVE_SCRATCH_PARTS + 1])
+{
+    const struct layout l = layout_of(d);
+    at[0] = l.partials;
+    at[1] = l.x_f;
+    at[2] = l.words;
+    at[3] = l.x_copy;
+    at[4] = l.x_carry;
+    at[5] = l.y_tail;
+    at[6] = l.bytes;
+}
+
 size_t gr_drive_rounds(struct gr_drive *d, size_t pieces)
 {
     const size_t planned = d->blocking.col_rounds, pw = d->panel_width;

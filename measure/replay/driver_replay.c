@@ -32,7 +32,8 @@
  *                                  [rounds=plan|0|1] [skew=S]"
  * (PLACEMENT: aligned (the default), malloc or page+B; x_at= puts X elsewhere than W and Y)
  * prints the DRAM bytes over the minimum and the megabytes filled and written back per
- * buffer (scratch: the participants' pieces; x_copy: the call's shared copy of X). */
+ * buffer: the caller's, and the parts of the scratch as the driver lays them out
+ * (gr_drive_scratch_parts; x_copy: the participants' own copies or the call's shared one). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -59,8 +60,12 @@
 #define CHUNK 64  /* BF16 weights of a plain row that one pack load takes (e16m4) */
 #define CALL_AT (1ull << 32) /* the caller's buffers, then the scratch */
 
-enum buffer { B_W, B_X, B_Y, B_X_COPY, B_SCRATCH, B_END };
-static const char *const buffer_names[B_END] = {"weights", "x", "y", "x_copy", "scratch"};
+/* The caller's buffers, then the parts of a participant's scratch (gr_drive_scratch_parts;
+ * x_copy: its own copy of X, or the call's shared one). */
+enum buffer { B_W, B_X, B_Y, B_PARTIALS, B_X_F, B_WORDS, B_X_COPY, B_X_CARRY, B_Y_TAIL, B_END };
+static const char *const buffer_names[B_END] = {"weights", "x",      "y",       "partials", "x_f",
+                                                "words",   "x_copy", "x_carry", "y_tail"};
+_Static_assert(B_END - B_PARTIALS == GR_DRIVE_SCRATCH_PARTS, "a name per part of the scratch");
 
 #define MAX_PARTS 16
 #define CLUSTER 4
@@ -82,40 +87,43 @@ static struct part parts[MAX_PARTS];
 static int current = -1, part_count;
 static ucontext_t scheduler;
 
-/* Every traced buffer as an address range, in address order, for the filter and the DRAM
- * hook; accesses outside them (the driver's structs, the stack) are not memory the call's
- * data moves through. */
+/* Every traced buffer as an address range, in address order, for the DRAM hook. The call's
+ * memory is [CALL_AT, traced_end): accesses outside it (the driver's structs, the stack) are
+ * not memory the call's data moves through. */
+#define MAX_RANGES (3 + 1 + MAX_PARTS * GR_DRIVE_SCRATCH_PARTS)
 static struct {
-    uint64_t start[8], end[8];
-    int buffer[8];
+    uint64_t start[MAX_RANGES];
+    int buffer[MAX_RANGES];
     int count;
     double filled[B_END], written[B_END];
 } traffic;
+static uint64_t traced_end = CALL_AT;
 
 static void add_range(uint64_t start, uint64_t bytes, int buffer)
 {
-    if (!bytes)
+    if (!bytes || traffic.count == MAX_RANGES)
         return;
     traffic.start[traffic.count] = start;
-    traffic.end[traffic.count] = start + bytes;
     traffic.buffer[traffic.count++] = buffer;
+    if (start + bytes > traced_end)
+        traced_end = start + bytes;
 }
 
-static int range_of(uint64_t addr)
-{
-    for (int i = 0; i < traffic.count; i++)
-        if (addr >= traffic.start[i] && addr < traffic.end[i])
-            return traffic.buffer[i];
-    return -1;
-}
+static int range_of(uint64_t addr) { return addr >= CALL_AT && addr < traced_end; }
 
 static void on_dram(void *ctx, size_t l2, uint64_t addr, int is_write)
 {
     (void)ctx;
     (void)l2;
-    int b = range_of(addr);
-    if (b < 0)
-        b = B_SCRATCH; /* a line that straddles a range's end */
+    int lo = 0, hi = traffic.count - 1; /* the last range starting at or before addr */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (traffic.start[mid] <= addr)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const int b = traffic.buffer[lo];
     if (is_write)
         traffic.written[b] += 64;
     else
@@ -155,7 +163,7 @@ static void flush_runs(void)
 static void scalar_access(const void *p, uint64_t bytes, int is_store)
 {
     const uint64_t addr = (uintptr_t)p;
-    if (range_of(addr) < 0)
+    if (!range_of(addr))
         return;
     struct run *run = &runs[is_store];
     if (run->bytes && addr == run->addr + run->bytes) {
@@ -210,9 +218,9 @@ TSAN_HOOKS(16)
 void *gr_trace_memcpy(void *restrict dst, const void *restrict src, size_t n);
 void *gr_trace_memcpy(void *restrict dst, const void *restrict src, size_t n)
 {
-    if (n && range_of((uintptr_t)src) >= 0)
+    if (n && range_of((uintptr_t)src))
         load(src, n);
-    if (n && range_of((uintptr_t)dst) >= 0)
+    if (n && range_of((uintptr_t)dst))
         store(dst, n);
     return memcpy(dst, src, n);
 }
@@ -293,8 +301,10 @@ const struct gr_settings *gr_settings(void) { return &settings; }
 int gr_threads_get(void) { return settings.threads; }
 size_t gr_panel_width(void) { return PANEL; }
 
-/* The scratch after the caller's buffers, at scratch_at (set by main). */
+/* The scratch after the caller's buffers, at scratch_at, and where a piece's parts start
+ * (set by main). */
 static uint64_t scratch_at;
+static size_t piece_parts[GR_DRIVE_SCRATCH_PARTS + 1];
 int __wrap_gr_scratch_take(struct gr_scratch *s, size_t shared, size_t count, size_t each);
 int __wrap_gr_scratch_take(struct gr_scratch *s, size_t shared, size_t count, size_t each)
 {
@@ -311,7 +321,15 @@ int __wrap_gr_scratch_take(struct gr_scratch *s, size_t shared, size_t count, si
         return -1;
     s->base = (char *)(uintptr_t)scratch_at;
     add_range(scratch_at, s->shared_bytes, B_X_COPY);
-    add_range(scratch_at + s->shared_bytes, count * s->piece_bytes, B_SCRATCH);
+    if (gr_align_up(piece_parts[GR_DRIVE_SCRATCH_PARTS]) != s->piece_bytes) {
+        fprintf(stderr, "driver_replay: a piece of %zu bytes, %zu expected\n", s->piece_bytes,
+                gr_align_up(piece_parts[GR_DRIVE_SCRATCH_PARTS]));
+        exit(1);
+    }
+    for (size_t i = 0; i < count; i++)
+        for (int p = 0; p < GR_DRIVE_SCRATCH_PARTS; p++)
+            add_range(scratch_at + s->shared_bytes + i * s->piece_bytes + piece_parts[p],
+                      piece_parts[p + 1] - piece_parts[p], B_PARTIALS + p);
     return 0;
 }
 
@@ -530,6 +548,9 @@ int main(int argc, char **argv)
                   PANEL, !plain);
     probe.rows = m;
     probe.ldx = k;
+    probe.packed = plain ? NULL : (const void *)(uintptr_t)base[B_W];
+    gr_drive_rounds(&probe, (size_t)part_count); /* as plan_call.c widens the column blocks */
+    gr_drive_scratch_parts(&probe, piece_parts);
     const char *x_copy = gr_drive_shares_x(&probe, n) ? "shared"
                          : gr_drive_copies_x(&probe, 0, piece_cols < n ? piece_cols : n)
                              ? "own"
