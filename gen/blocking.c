@@ -18,6 +18,7 @@
  * The model is the base variant's (FP32 activations in scratch); the Zvfbfwma variant runs the
  * same blocking with BF16 activations, half the scratch, on weights of the same size. */
 #include "blocking.h"
+#include "../runtime/x_copy.h"
 
 #include <stddef.h>
 
@@ -101,7 +102,7 @@ struct x_copy blocking_x_copy(unsigned bucket, uint64_t n, uint64_t k, uint64_t 
 
 int x_copy_applies(const struct x_copy *c, uint64_t rows, uint64_t cols, uint64_t ldx_bytes)
 {
-    return c->rows && rows >= c->rows && cols >= c->cols && ldx_bytes % c->stride == 0;
+    return gr_x_copy_applies(c->rows, c->cols, c->stride, rows, cols, ldx_bytes);
 }
 
 static uint64_t gcd(uint64_t a, uint64_t b)

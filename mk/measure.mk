@@ -1,11 +1,12 @@
 # The measurement lab (measure/), included from the Makefile: one make entry per measurement,
-# every program built here, every output under $(MEASURE). Not part of make test or install.
+# every program built here, every output under $(MEASURE). Not part of install; make test runs
+# test-placement and test-project.
 #   make bench-selftest      the cache model on programs whose DRAM traffic is known by hand
 #   make bench-count         instructions and vector work per MAC, counted by a QEMU plugin
 #   make bench-static        vector work per MAC of every plan's tiles, read from the objects
 #   make bench-dram          DRAM traffic of whole calls under the cache model
-#   make bench-replay        one call of the driver's loops replayed on the host, any blocking
-#   make test-placement      replays: misaligned buffers move the bytes of aligned ones (a check)
+#   make bench-replay        one call of the shipped driver traced on the host, any blocking
+#   make test-placement      traces: misaligned buffers move the bytes of aligned ones (a check)
 #   make bench-build-times   make gen plus the library, from nothing, per shapes file
 #   make bench-project       the projected K1 times (measure/report/project.sh) from what is there
 #   make bench-project-measure  the counts and DRAM calls the projection needs beyond the above
@@ -109,11 +110,24 @@ $(DRAM_REAL): measure/dram/dram_variant.c $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
 	  $(BENCH_LIB) -lpthread -lm -o $@
 
 # ---- host programs ---------------------------------------------------------------------------
-$(DRIVER_REPLAY): measure/replay/driver_replay.c measure/cache/cache_sim.c measure/cache/cache_sim.h \
-                  gen/blocking.c gen/tile.c $(wildcard gen/*.h) runtime/lines.c runtime/lines.h
+# The replay traces the shipped driver: runtime/driver.c with GCC's ThreadSanitizer
+# instrumentation, whose __tsan_* hooks measure/replay/driver_replay.c defines (no sanitizer
+# runtime is linked), memcpy renamed to its tracing one; plan_call.c, split.c, lines.c and
+# scratch.c as they are, gr_scratch_take wrapped. The contract is the host runtime's.
+REPLAY_GEN    := $(BUILD)/host-runtime/gen
+REPLAY_CFLAGS := $(HOST_CFLAGS) -D_POSIX_C_SOURCE=200809L -Iinclude -Iruntime -I$(REPLAY_GEN)
+REPLAY_RT     := runtime/plan_call.c runtime/split.c runtime/lines.c runtime/scratch.c
+$(MEASURE)/replay/driver_traced.o: runtime/driver.c $(wildcard runtime/*.h) $(REPLAY_GEN)/manifest.json
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -Imeasure/cache -Igen -Iruntime measure/replay/driver_replay.c \
-	  measure/cache/cache_sim.c gen/blocking.c gen/tile.c runtime/lines.c -o $@
+	$(HOST_CC) $(REPLAY_CFLAGS) -O1 -fno-tree-loop-distribute-patterns -fsanitize=thread \
+	  --param=tsan-instrument-func-entry-exit=0 -Dmemcpy=gr_trace_memcpy -c $< -o $@
+$(DRIVER_REPLAY): measure/replay/driver_replay.c $(MEASURE)/replay/driver_traced.o $(REPLAY_RT) \
+                  measure/cache/cache_sim.c measure/cache/cache_sim.h gen/blocking.c gen/tile.c \
+                  $(wildcard gen/*.h) $(wildcard runtime/*.h) $(REPLAY_GEN)/manifest.json
+	@mkdir -p $(@D)
+	$(HOST_CC) $(REPLAY_CFLAGS) -Imeasure/cache -Igen measure/replay/driver_replay.c \
+	  $(MEASURE)/replay/driver_traced.o $(REPLAY_RT) measure/cache/cache_sim.c gen/blocking.c \
+	  gen/tile.c -Wl,--wrap=gr_scratch_take -lpthread -o $@
 
 # ---- the measurements ------------------------------------------------------------------------
 # $(call run_into,FILE,COMMAND): COMMAND's output into FILE, then shown; COMMAND failing fails make.
@@ -165,8 +179,8 @@ REPLAY_ARGS ?= 128 4096 4096 strips 128 768 plain 512
 bench-replay: $(DRIVER_REPLAY)
 	@$(call run_into,$(MEASURE)/replay.txt,$(DRIVER_REPLAY) $(REPLAY_ARGS))
 
-# The traffic does not depend on where the caller's buffers sit: replays of small calls on
-# misaligned buffers against aligned ones (host, seconds; a check, not a measurement).
+# The traffic does not depend on where the caller's buffers sit: traces of the shipped driver
+# on small calls, misaligned buffers against aligned ones (host, seconds; a check, not a measurement).
 test-placement: $(DRIVER_REPLAY)
 	@measure/replay/placement-check.sh $(DRIVER_REPLAY)
 

@@ -3,7 +3,6 @@
 #include "cpu.h"
 #include "isa.h"
 #include "settings.h"
-#include "threads.h"
 
 /* Set by gemm_rvv_force_fallback; -1 until then: GEMM_RVV_DISABLE decides. */
 static atomic_int forced_fallback = -1;
@@ -16,17 +15,6 @@ int gemm_rvv_kernels_active(void)
     if (forced < 0)
         forced = gr_settings()->fallback;
     return !forced && gr_cpu_has_vector() && gr_isa_status() == GEMM_RVV_OK;
-}
-
-size_t gr_split_columns(size_t n, size_t panel_width, size_t *piece_cols)
-{
-    size_t panels = n / panel_width + (n % panel_width != 0);
-    size_t pieces = (size_t)gr_threads_get();
-    if (pieces > panels)
-        pieces = panels;
-    size_t per_piece = panels / pieces + (panels % pieces != 0);
-    *piece_cols = per_piece * panel_width;
-    return panels / per_piece + (panels % per_piece != 0);
 }
 
 /* The counter row of a call; cache is the weight object's, or NULL for plain weights. */

@@ -6,6 +6,7 @@
 #include "lines.h"
 #include "pack.h"
 #include "scratch.h"
+#include "x_copy.h"
 
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
@@ -68,6 +69,18 @@ static struct layout layout_of(const struct gr_drive *d)
 
 size_t gr_drive_bytes(const struct gr_drive *d) { return layout_of(d).bytes; }
 
+void gr_drive_scratch_parts(const struct gr_drive *d, size_t at[GR_DRIVE_SCRATCH_PARTS + 1])
+{
+    const struct layout l = layout_of(d);
+    at[0] = l.partials;
+    at[1] = l.x_f;
+    at[2] = l.words;
+    at[3] = l.x_copy;
+    at[4] = l.x_carry;
+    at[5] = l.y_tail;
+    at[6] = l.bytes;
+}
+
 size_t gr_drive_rounds(struct gr_drive *d, size_t pieces)
 {
     const size_t planned = d->blocking.col_rounds, pw = d->panel_width;
@@ -102,22 +115,132 @@ static void *y_at(const struct gr_drive *d, size_t row, size_t col)
                      : (void *)((float *)d->y + row * d->ldy + col);
 }
 
+/* Every loop's partition step: from `at`, `step` wide, the last step cut at `end` (the edge:
+ * a narrower strip, fewer rows, a narrower column block; the tiles take any). */
+static size_t step_end(size_t at, size_t step, size_t end)
+{
+    return end - at < step ? end : at + step;
+}
+
+/* ---- Y: which loop writes which of Y's columns ----------------------------------------------
+ * A line of Y that two column blocks share is written once, by the later (when the sums are
+ * kept between K blocks, gr_y_tail): in the column block's last K block, the strips before
+ * `from` write Y themselves; the rest keep their sums, from which columns [from, end) are
+ * written and [end, the block's end) kept in `tail` for the next block, after the columns
+ * [tail_from, the block's start) that the block before kept there (a row's at a time, as the
+ * rows of Y crowd a few L2 sets). In strips order with Y from the partial sums
+ * (gr_y_from_partials) Y's whole lines are written after each strip, while their sums are at
+ * hand. Every rule about Y is in this section. */
+struct y_rules {
+    size_t from, end, tail_from;
+};
+
+/* What every column block of a piece shares: its K blocks, the loop order, whether the sums
+ * are kept between K blocks and whether Y is written from them, where X is read from. */
+struct walk {
+    struct gr_k_blocks kb;
+    int strips, sums_kept, y_partials;
+    const uint16_t *x_c; /* X's copy (the call's or this piece's), or NULL: X itself */
+    uint16_t *own_copy;  /* this piece's copy, made during its first column block */
+    uint16_t *x_carry;   /* two buffers of X's elements carried between K blocks */
+};
+
 /* The scratch the loops work in: partial sums, arranged activations, packed words, the
- * elements of X that one K block reads for the next (NULL when X is read from its copy); and
- * how the column block's last K block writes Y (gr_y_tail): strips before y_from write it
- * themselves, the rest keep their sums, from which the loops write columns [y_from, y_end)
- * and keep [y_end, the block's end) in `tail` for the next block, after writing the columns
- * [tail_from, the block's start) the block before kept there (a row's at a time). */
+ * elements of X that one K block reads for the next (NULL when X is read from its copy), the
+ * sums a column block keeps for the next, and its Y rules. */
 struct work {
     float *partials;
     char *x_f, *words;
     const uint16_t *carry_in;   /* X's elements carried into the K block, out of it (NULL */
     uint16_t *carry_out;        /* when X is read from its copy): two buffers in turn */
     int last;                   /* the last K block */
-    size_t y_from, y_end, tail_from;
+    struct y_rules y;           /* the column block's */
     float *tail;                /* rows x (columns kept) sums */
     size_t *y_done;             /* strips order, Y from the sums: columns written so far */
 };
+
+/* The Y rules of the column block [col, col_end) of `piece`. */
+static struct y_rules y_rules_of(const struct gr_drive *d, const struct walk *k,
+                                 struct gr_cols piece, size_t col, size_t col_end)
+{
+    const uintptr_t y = (uintptr_t)d->y;
+    const size_t y_bytes = d->y_bf16 ? sizeof(uint16_t) : sizeof(float);
+    const size_t ldy_bytes = d->ldy * y_bytes;
+    struct y_rules r;
+    r.end = k->sums_kept ? gr_y_tail(y, y_bytes, ldy_bytes, col_end, piece.end) : col_end;
+    r.from = k->y_partials ? col /* strips order writes Y from the sums */
+             : r.end < col_end ? col + (r.end - col) / d->strip * d->strip
+                               : col_end;
+    r.tail_from = k->sums_kept && col > piece.begin
+                      ? gr_y_tail(y, y_bytes, ldy_bytes, col, piece.end)
+                      : col;
+    return r;
+}
+
+/* Whether the tiles of the strip at column s write Y themselves. */
+static int tiles_write_y(const struct work *w, size_t s) { return w->last && s < w->y.from; }
+
+/* Y's columns [from, to) of rows [r0, r1) from the partial sums of the column block at col0,
+ * each row after (with_tail) the columns the block before kept: a row's line written at once. */
+static void finish_rows(const struct gr_drive *d, const struct work *w, size_t col0, size_t r0,
+                        size_t r1, size_t from, size_t to, int with_tail)
+{
+    const size_t kept = col0 - w->y.tail_from;
+    for (size_t r = r0; r < r1; r++) {
+        for (size_t j = w->y.tail_from; with_tail && j < col0; j++)
+            gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
+                            w->tail[r * kept + (j - w->y.tail_from)], d->bias, j);
+        for (size_t j = from; j < to; j++)
+            gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
+                            w->partials[r * d->col_block + (j - col0)], d->bias, j);
+    }
+}
+
+/* Tiles order, last K block: before a row tile's strips, the columns the block before kept;
+ * after them, the columns from the sums. */
+static void y_before_row_tile(const struct gr_drive *d, const struct work *w, size_t col0,
+                              size_t r0, size_t r1)
+{
+    if (w->last)
+        finish_rows(d, w, col0, r0, r1, col0, col0, 1);
+}
+
+static void y_after_row_tile(const struct gr_drive *d, const struct work *w, size_t col0,
+                             size_t r0, size_t r1)
+{
+    if (w->last)
+        finish_rows(d, w, col0, r0, r1, w->y.from, w->y.end, 0);
+}
+
+/* Strips order, Y from the sums, last K block: Y's whole lines up to the strip ending at
+ * s_end. */
+static void y_after_strip(const struct gr_drive *d, const struct work *w, size_t col0,
+                          size_t s_end)
+{
+    if (!w->y_done)
+        return;
+    size_t to = gr_y_line_col((uintptr_t)d->y, d->y_bf16 ? 2 : 4, s_end, *w->y_done);
+    if (to > *w->y_done)
+        finish_rows(d, w, col0, 0, d->rows, *w->y_done, to, *w->y_done == col0);
+    *w->y_done = to;
+}
+
+/* After the column block [col0, col_end)'s K blocks: in strips order what the strips left
+ * (from y_done, or the strips from `from`); then the sums of [end, col_end) kept for the
+ * next block. */
+static void y_after_block(const struct gr_drive *d, const struct walk *k, const struct work *w,
+                          size_t col0, size_t col_end, size_t y_done)
+{
+    if (k->strips)
+        finish_rows(d, w, col0, 0, d->rows, k->y_partials ? y_done : w->y.from, w->y.end,
+                     !k->y_partials || y_done == col0);
+    const size_t kept = col_end - w->y.end;
+    for (size_t r = 0; r < d->rows; r++)
+        for (size_t j = w->y.end; j < col_end; j++)
+            w->tail[r * kept + (j - w->y.end)] = w->partials[r * d->col_block + (j - col0)];
+}
+
+/* ---- the loops -------------------------------------------------------------------------- */
 
 /* The elements of X's rows carried into the K block at k0 (*in, kept `in` apart a row) and
  * out of the one ending at k1 (the return, kept that far apart): gr_k_carry of the rows when
@@ -157,113 +280,80 @@ static void arrange_rows(const struct gr_drive *d, const struct work *w, size_t 
     }
 }
 
-/* Y's columns [from, to) of rows [r0, r1) from the partial sums of the column block at col0,
- * each row after (with_tail) the columns the block before kept: a row's line written at once,
- * as the rows of Y crowd a few L2 sets. */
-static void finish_rows(const struct gr_drive *d, const struct work *w, size_t col0, size_t r0,
-                        size_t r1, size_t from, size_t to, int with_tail)
+/* One register tile: `rows` rows from r by the strip at s of the column block at col0, its
+ * activations, weights, first, last and vl already in a. */
+static void tile(const struct gr_drive *d, struct gr_tile_args *a, const struct work *w,
+                 size_t r, size_t rows, size_t s, size_t col0)
 {
-    const size_t kept = col0 - w->tail_from;
-    for (size_t r = r0; r < r1; r++) {
-        for (size_t j = w->tail_from; with_tail && j < col0; j++)
-            gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
-                            w->tail[r * kept + (j - w->tail_from)], d->bias, j);
-        for (size_t j = from; j < to; j++)
-            gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
-                            w->partials[r * d->col_block + (j - col0)], d->bias, j);
-    }
-}
-
-/* The sums of the columns [w->y_end, col_end) of the column block at col0, for the next. */
-static void keep_tail(const struct gr_drive *d, const struct work *w, size_t col0,
-                      size_t col_end)
-{
-    const size_t kept = col_end - w->y_end;
-    for (size_t r = 0; r < d->rows; r++)
-        for (size_t j = w->y_end; j < col_end; j++)
-            w->tail[r * kept + (j - w->y_end)] = w->partials[r * d->col_block + (j - col0)];
+    a->acc = w->partials + r * d->col_block + (s - col0);
+    a->y = y_at(d, r, s);
+    d->tiles[rows - 1](a);
 }
 
 /* One K block of one column block, strips outside row tiles: the block's activations of all
  * rows are arranged once and read by every strip. */
 static void strips_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t col0,
-                         size_t cols, size_t k0, const struct work *w)
+                         size_t col_end, size_t k0, const struct work *w)
 {
-    const struct gr_plan *p = d->plan;
-    char *x_f = w->x_f, *words = w->words;
-    float *partials = w->partials;
-    arrange_rows(d, w, 0, d->rows, k0, a->kc, x_f, d->rows);
-    for (size_t s = col0; s < col0 + cols; s += d->strip) {
-        a->vl = min_size(d->strip, col0 + cols - s);
-        a->last = w->last && s < w->y_from;
-        a->w = strip_weights(d, s, k0, a->kc, a->vl, words, d->strip, &a->w_stride);
+    arrange_rows(d, w, 0, d->rows, k0, a->kc, w->x_f, d->rows);
+    for (size_t s = col0, s_end; s < col_end; s = s_end) {
+        s_end = step_end(s, d->strip, col_end);
+        a->vl = s_end - s;
+        a->last = tiles_write_y(w, s);
+        a->w = strip_weights(d, s, k0, a->kc, a->vl, w->words, d->strip, &a->w_stride);
         a->bias = d->bias ? d->bias + s : NULL;
-        for (size_t r = 0; r < d->rows; r += p->tile_rows) {
-            size_t rows = min_size(p->tile_rows, d->rows - r);
-            a->x = x_f + r * d->variant->x_bytes;
-            a->x_stride = d->rows;
-            a->acc = partials + r * d->col_block + (s - col0);
-            a->y = y_at(d, r, s);
-            d->tiles[rows - 1](a);
+        a->x_stride = d->rows;
+        for (size_t r = 0, r_end; r < d->rows; r = r_end) {
+            r_end = step_end(r, d->plan->tile_rows, d->rows);
+            a->x = w->x_f + r * d->variant->x_bytes;
+            tile(d, a, w, r, r_end - r, s, col0);
         }
-        if (w->y_done) { /* Y's whole lines so far, while their partial sums are at hand */
-            size_t to = gr_y_line_col((uintptr_t)d->y, d->y_bf16 ? 2 : 4, s + a->vl,
-                                      *w->y_done);
-            if (to > *w->y_done)
-                finish_rows(d, w, col0, 0, d->rows, *w->y_done, to, *w->y_done == col0);
-            *w->y_done = to;
-        }
+        y_after_strip(d, w, col0, s_end);
     }
 }
 
 /* The same, row tiles outside strips: the K block of the column block's weights (packed into
  * scratch first when plain) is read by every row tile. */
 static void tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t col0,
-                        size_t cols, size_t k0, const struct work *w)
+                        size_t col_end, size_t k0, const struct work *w)
 {
-    char *x_f = w->x_f, *words = w->words;
-    float *partials = w->partials;
-    const struct gr_plan *p = d->plan;
     const size_t w_bytes = gr_layout_bytes(d->variant->layout);
     if (!d->packed)
-        for (size_t s = col0; s < col0 + cols; s += d->strip)
-            d->variant->pack(d->plain + s * d->ldw + k0, d->ldw,
-                             min_size(d->strip, col0 + cols - s), a->kc,
-                             words + (s - col0) * w_bytes, d->col_block);
-    for (size_t r = 0; r < d->rows; r += p->tile_rows) {
-        size_t rows = min_size(p->tile_rows, d->rows - r);
-        arrange_rows(d, w, r, rows, k0, a->kc, x_f, rows);
-        a->x = x_f;
-        a->x_stride = rows;
-        if (w->last) /* the rows' columns the block before kept, with their first line */
-            finish_rows(d, w, col0, r, r + rows, col0, col0, 1);
-        for (size_t s = col0; s < col0 + cols; s += d->strip) {
-            a->vl = min_size(d->strip, col0 + cols - s);
-            a->last = w->last && s < w->y_from;
+        for (size_t s = col0, s_end; s < col_end; s = s_end) {
+            s_end = step_end(s, d->strip, col_end);
+            d->variant->pack(d->plain + s * d->ldw + k0, d->ldw, s_end - s, a->kc,
+                             w->words + (s - col0) * w_bytes, d->col_block);
+        }
+    for (size_t r = 0, r_end; r < d->rows; r = r_end) {
+        r_end = step_end(r, d->plan->tile_rows, d->rows);
+        arrange_rows(d, w, r, r_end - r, k0, a->kc, w->x_f, r_end - r);
+        a->x = w->x_f;
+        a->x_stride = r_end - r;
+        y_before_row_tile(d, w, col0, r, r_end);
+        for (size_t s = col0, s_end; s < col_end; s = s_end) {
+            s_end = step_end(s, d->strip, col_end);
+            a->vl = s_end - s;
+            a->last = tiles_write_y(w, s);
             if (d->packed) {
                 a->w = strip_weights(d, s, k0, a->kc, a->vl, NULL, 0, &a->w_stride);
             } else {
-                a->w = words + (s - col0) * w_bytes;
+                a->w = w->words + (s - col0) * w_bytes;
                 a->w_stride = d->col_block;
             }
             a->bias = d->bias ? d->bias + s : NULL;
-            a->acc = partials + r * d->col_block + (s - col0);
-            a->y = y_at(d, r, s);
-            d->tiles[rows - 1](a);
+            tile(d, a, w, r, r_end - r, s, col0);
         }
-        if (w->last)
-            finish_rows(d, w, col0, r, r + rows, w->y_from, w->y_end, 0);
+        y_after_row_tile(d, w, col0, r, r_end);
     }
 }
 
-/* X's rows are copied into scratch a K block at a time during the first column block. */
-/* The blocking's rule for a copy of X (gen/blocking.c's x_copy_applies): rows enough, columns
- * enough, X's rows a multiple of the stride apart. */
+/* X's rows are copied into scratch a K block at a time during the first column block, as the
+ * plan's x_copy_* fields say (runtime/x_copy.h, the generator's rule). */
 static int x_copy_applies(const struct gr_drive *d, size_t cols)
 {
     const struct gr_blocking *b = &d->blocking;
-    return b->x_copy_rows && d->rows >= b->x_copy_rows && cols >= b->x_copy_cols &&
-           d->ldx * sizeof(uint16_t) % b->x_copy_stride == 0;
+    return gr_x_copy_applies(b->x_copy_rows, b->x_copy_cols, b->x_copy_stride, d->rows, cols,
+                             d->ldx * sizeof(uint16_t));
 }
 
 int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end)
@@ -324,72 +414,77 @@ void gr_drive_copy_x_rows(const struct gr_drive *d, uint16_t *copy, size_t r0, s
         }
 }
 
+
+/* One K block [k0, k1) of the column block [col, col_end): the carry buffers in turn, X's
+ * block copied during the piece's first column block (own copy), then the inner loops in the
+ * plan's order. */
+static void k_block(const struct gr_drive *d, struct gr_drive *copied, const struct walk *k,
+                    struct work *w, struct gr_tile_args *a, size_t col, size_t col_end,
+                    size_t k0, size_t k1, int turn, int copies, size_t *y_done)
+{
+    a->kc = k1 - k0;
+    a->first = k0 == 0;
+    w->last = k1 == d->plan->k;
+    uint16_t *carry_in = k->x_carry + turn * d->plan->bucket * GR_K_CARRY_MAX;
+    w->carry_out = k->x_carry + (turn ^ 1) * d->plan->bucket * GR_K_CARRY_MAX;
+    w->carry_in = k->x_c ? NULL : carry_in;
+    w->y_done = w->last && k->y_partials ? y_done : NULL;
+    const struct gr_drive *dd = d;
+    if (k->x_c) { /* the block's rows at x_c + k0 * rows, a.kc apart */
+        if (copies)
+            copy_x(d, k->own_copy + k0 * d->rows, carry_in, w->carry_out, k0, k1);
+        copied->x = k->x_c + k0 * d->rows - k0; /* the loops index X at k0 */
+        copied->ldx = a->kc;
+        dd = copied;
+    }
+    if (k->strips)
+        strips_outer(dd, a, col, col_end, k0, w);
+    else
+        tiles_outer(dd, a, col, col_end, k0, w);
+}
+
+/* One column block [col, col_end) of `piece`: its Y rules, its K blocks, then what Y needs
+ * after them. */
+static void column_block(const struct gr_drive *d, struct gr_drive *copied,
+                         const struct walk *k, struct work *w, struct gr_tile_args *a,
+                         struct gr_cols piece, size_t col, size_t col_end, int first)
+{
+    size_t y_done = col;
+    w->y = y_rules_of(d, k, piece, col, col_end);
+    for (size_t k0 = 0, k1, turn = 0; k0 < d->plan->k; k0 = k1, turn ^= 1) {
+        k1 = gr_k_block_end(&k->kb, k0);
+        k_block(d, copied, k, w, a, col, col_end, k0, k1, (int)turn, first && k->own_copy,
+                &y_done);
+    }
+    y_after_block(d, k, w, col, col_end, y_done);
+}
+
 void gr_drive_columns(const struct gr_drive *d, struct gr_cols piece, struct gr_cols cols,
                       void *scratch)
 {
     const struct layout l = layout_of(d);
-    float *partials = (float *)((char *)scratch + l.partials);
-    uint16_t *x_carry = (uint16_t *)(void *)((char *)scratch + l.x_carry);
-    const size_t k = d->plan->k;
-    const struct gr_k_blocks kb = k_blocks_of(d);
-    const int strips = d->blocking.order == GR_ORDER_STRIPS, sums_kept = kb.first < k;
-    const uintptr_t y = (uintptr_t)d->y;
     const size_t y_bytes = d->y_bf16 ? sizeof(uint16_t) : sizeof(float);
-    const size_t ldy_bytes = d->ldy * y_bytes;
-    const int y_partials = gr_y_from_partials(y, ldy_bytes, d->strip * y_bytes, strips,
-                                              sums_kept ? 2 : 1);
-
-    uint16_t *own_copy = !d->x_copy && gr_drive_copies_x(d, cols.begin, cols.end)
-                             ? (uint16_t *)(void *)((char *)scratch + l.x_copy)
-                             : NULL;
-    const uint16_t *x_c = d->x_copy ? d->x_copy : own_copy;
-    struct gr_drive copied = *d;
-    const struct gr_drive *dd = x_c ? &copied : d;
-    struct work w = {partials, (char *)scratch + l.x_f, (char *)scratch + l.words,
-                     NULL, NULL, 0, 0, 0, 0,
+    struct walk k;
+    k.kb = k_blocks_of(d);
+    k.strips = d->blocking.order == GR_ORDER_STRIPS;
+    k.sums_kept = k.kb.first < d->plan->k;
+    k.y_partials = gr_y_from_partials((uintptr_t)d->y, d->ldy * y_bytes, d->strip * y_bytes,
+                                      k.strips, k.sums_kept ? 2 : 1);
+    k.own_copy = !d->x_copy && gr_drive_copies_x(d, cols.begin, cols.end)
+                     ? (uint16_t *)(void *)((char *)scratch + l.x_copy)
+                     : NULL;
+    k.x_c = d->x_copy ? d->x_copy : k.own_copy;
+    k.x_carry = (uint16_t *)(void *)((char *)scratch + l.x_carry);
+    struct work w = {(float *)(void *)((char *)scratch + l.partials), (char *)scratch + l.x_f,
+                     (char *)scratch + l.words, NULL, NULL, 0, {0, 0, 0},
                      (float *)(void *)((char *)scratch + l.y_tail), NULL};
-    size_t y_done = 0;
-
+    struct gr_drive copied = *d;
     struct gr_tile_args a = {0};
     a.acc_stride = d->col_block;
     a.ldy = d->ldy;
     a.y_bf16 = d->y_bf16;
-    for (size_t col = cols.begin; col < cols.end; col += d->col_block) {
-        const size_t col_end = col + min_size(d->col_block, cols.end - col);
-        /* A line of Y that two column blocks share is written once, by the later (kept sums
-         * needed): this block keeps the columns from y_end, and writes those the block
-         * before kept from tail_from. */
-        w.y_end = sums_kept ? gr_y_tail(y, y_bytes, ldy_bytes, col_end, piece.end) : col_end;
-        w.y_from = y_partials          ? col /* strips order writes Y from the sums */
-                   : w.y_end < col_end ? col + (w.y_end - col) / d->strip * d->strip
-                                       : col_end;
-        w.tail_from = sums_kept && col > piece.begin
-                          ? gr_y_tail(y, y_bytes, ldy_bytes, col, piece.end)
-                          : col;
-        for (size_t k0 = 0, k1, turn = 0; k0 < k; k0 = k1, turn ^= 1) {
-            k1 = gr_k_block_end(&kb, k0);
-            a.kc = k1 - k0;
-            a.first = k0 == 0;
-            w.last = k1 == k;
-            uint16_t *carry_in = x_carry + turn * d->plan->bucket * GR_K_CARRY_MAX;
-            w.carry_out = x_carry + (turn ^ 1) * d->plan->bucket * GR_K_CARRY_MAX;
-            w.carry_in = x_c ? NULL : carry_in;
-            y_done = col;
-            w.y_done = w.last && y_partials ? &y_done : NULL;
-            if (x_c) { /* the block's rows at x_c + k0 * rows, a.kc apart */
-                if (own_copy && col == cols.begin)
-                    copy_x(d, own_copy + k0 * d->rows, carry_in, w.carry_out, k0, k1);
-                copied.x = x_c + k0 * d->rows - k0; /* the loops index X at k0 */
-                copied.ldx = a.kc;
-            }
-            if (strips)
-                strips_outer(dd, &a, col, col_end - col, k0, &w);
-            else
-                tiles_outer(dd, &a, col, col_end - col, k0, &w);
-        }
-        if (strips) /* what the strips left: from y_done, or the strips from y_from */
-            finish_rows(d, &w, col, 0, d->rows, y_partials ? y_done : w.y_from, w.y_end,
-                        !y_partials || y_done == col);
-        keep_tail(d, &w, col, col_end);
+    for (size_t col = cols.begin, col_end; col < cols.end; col = col_end) {
+        col_end = step_end(col, d->col_block, cols.end);
+        column_block(d, &copied, &k, &w, &a, piece, col, col_end, col == cols.begin);
     }
 }

@@ -60,6 +60,14 @@ size_t gr_drive_rounds(struct gr_drive *d, size_t pieces);
 /* Scratch bytes one participant needs for d (a row block of plan->bucket rows at most). */
 size_t gr_drive_bytes(const struct gr_drive *d);
 
+/* Where the parts of a participant's scratch start, in bytes from its start, in this order:
+ * partial sums, arranged activations, packed words (plain weights), its own copy of X, X's
+ * carried elements, the sums of Y kept for the next column block; then its end
+ * (gr_drive_bytes). A part of no bytes starts where the next does. For the measurement lab,
+ * which names the traffic of each (measure/replay/driver_replay.c). */
+enum { GR_DRIVE_SCRATCH_PARTS = 6 };
+void gr_drive_scratch_parts(const struct gr_drive *d, size_t at[GR_DRIVE_SCRATCH_PARTS + 1]);
+
 /* Columns [begin, end) of Y. */
 struct gr_cols {
     size_t begin, end;

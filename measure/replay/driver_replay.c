@@ -1,90 +1,115 @@
-/* The memory accesses of one call of runtime/driver.c, replayed on the host through the cache
- * model of measure/cache/cache_sim.c, in seconds instead of the 10 to 20 minutes a call with M = 128
- * takes under QEMU with the plugin. It is how the flood terms of the generator's traffic model
- * (gen/blocking.c) were calibrated: any blocking can be tried, not only the plan's.
+/* One call of the shipped driver (runtime/plan_call.c, runtime/driver.c) traced on the host and
+ * its memory accesses fed to the cache model of measure/cache/cache_sim.c, in seconds instead
+ * of the 10 to 20 minutes a call with M = 128 takes under QEMU with the plugin. It is how the
+ * flood terms of the generator's traffic model (gen/blocking.c) were calibrated: any blocking
+ * can be tried, not only the plan's.
  *
- * What it replays is the base variant at VLEN 256 with the generator's tile for a bucket of M
- * rows (the 13 x 2 tile of M = 128 plans: strips of 16 columns; panels of 64): the driver's loops (column blocks > K blocks > strips and row
- * tiles in either order), the copy of X's K blocks for plans of 32 rows or more, the widening
- * of activations into scratch, packing plain rows into scratch, the tiles' loads and stores of
- * weights, activations, partial sums and outputs, all at the sizes they have; scratch is laid
- * out as the driver lays it out. It is a model of the driver, not the driver: after a change to
- * the loops, check it against make bench-dram (docs/measurements.md). The caller's buffers sit
- * where PLACEMENT puts them, as measure/dram/placement.h places them for the plugin's runs, and
- * the K blocks and X's copy follow them by the driver's own rules (runtime/lines.c).
- *
- * A call on T threads (threads=T) is replayed as runtime/plan_call.c runs it: the columns
- * split into pieces of whole panels as gr_split_columns splits them, participant i on piece i,
- * each with its own L1 and scratch, four to an L2 (the K1's clusters: 8 threads, two L2s; the
- * DRAM traffic is the sum of both L2s'); the participants run as coroutines, 64 accesses each
- * in turn (skew=S: participant i takes 64 + i S, cores of unequal speed), and wait for each
- * other where the runtime's gr_parallel_for does (after the shared copy of X, after each round
- * of column blocks). Whether X is copied (each participant's own copy, or one for the call)
- * and whether column blocks go in rounds is the generator's rule (blocking_x_copy) for the
- * blocking the runtime takes, a core alone on one thread, the cores of a cluster on more;
- * x= and rounds= force them. In rounds, fewer than four participants on an L2 take column
- * blocks wider than NC, as the runtime does (gr_drive_rounds).
+ * Nothing of the driver is modelled here: the runtime's own plan_call.c, split.c, driver.c,
+ * lines.c and scratch.c run on real buffers, with a plan made of the generator's choices (its
+ * tile for a bucket of M rows, gen/tile.c; the blocking given; the X-copy and rounds fields
+ * from blocking_x_copy, written into the plan's fields through gen/plan_fields.h). What stands
+ * in for the board:
+ * - the variant: trace tiles, arrange and pack (below) that record the loads and stores the
+ *   base variant's RVV code makes at VLEN 256 (strips of VLMAX(e32, LMUL), panels of 64) and
+ *   compute nothing;
+ * - the driver's own loads and stores (its copies of X, the carried elements, Y finished from
+ *   the partial sums, the kept tail): driver.c is compiled with GCC's ThreadSanitizer
+ *   instrumentation (mk/measure.mk) and the __tsan_* hooks below record each access instead
+ *   of checking it, memcpy included (-Dmemcpy=gr_trace_memcpy); a run of contiguous scalar
+ *   accesses counts as one access, as a vector load or store would;
+ * - the threads: gr_parallel_for runs participant i on piece i as a coroutine, 64 accesses
+ *   each in turn (skew=S: participant i takes 64 + i S, cores of unequal speed), each with its
+ *   own L1, four to an L2 (the K1's clusters: 8 threads, two L2s; the DRAM traffic is the sum
+ *   of both L2s'); gr_parallel_for returns when all are done, as the runtime's does;
+ * - the memory: the caller's buffers sit at fixed addresses where PLACEMENT puts them (as
+ *   measure/dram/placement.h places them for the plugin's runs), the call's scratch after them
+ *   (gr_scratch_take is wrapped: one block, laid out by the real gr_scratch_shared/piece).
+ * x= and rounds= force the plan's X-copy fields (none: x_copy_rows 0; own and shared: a copy
+ * for every call) and col_rounds (0 or 4).
  *
  *   make bench-replay REPLAY_ARGS="M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]
  *                                  [x_at=PLACEMENT] [threads=T] [x=plan|none|own|shared]
  *                                  [rounds=plan|0|1] [skew=S]"
  * (PLACEMENT: aligned (the default), malloc or page+B; x_at= puts X elsewhere than W and Y)
  * prints the DRAM bytes over the minimum and the megabytes filled and written back per
- * buffer. */
+ * buffer: the caller's, and the parts of the scratch as the driver lays them out
+ * (gr_drive_scratch_parts; x_copy: the participants' own copies or the call's shared one). */
+#define _GNU_SOURCE
 #include <stdint.h>
-#include <ucontext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 
 #include "blocking.h"
 #include "cache_sim.h"
-#include "lines.h"
+#include "cpu.h"
+#include "dispatch.h"
+#include "driver.h"
+#include "isa.h"
+#include "plan_fields.h"
+#include "scratch.h"
+#include "settings.h"
+#include "threads.h"
+#include "tile.h"
 
 #define PANEL 64  /* columns of a panel of packed weights at VLEN 256 */
+#define VLENB 32  /* bytes of a vector register at VLEN 256 */
 #define PAGE 4096 /* where placement.h's page+B and malloc placements count from */
 #define CHUNK 64  /* BF16 weights of a plain row that one pack load takes (e16m4) */
+#define CALL_AT (1ull << 32) /* the caller's buffers, then the scratch */
 
-enum x_copy_mode { X_NONE, X_OWN, X_SHARED };
-
+/* The caller's buffers, then the parts of a participant's scratch (gr_drive_scratch_parts;
+ * x_copy: its own copy of X, or the call's shared one). */
 enum buffer { B_W, B_X, B_Y, B_PARTIALS, B_X_F, B_WORDS, B_X_COPY, B_X_CARRY, B_Y_TAIL, B_END };
 static const char *const buffer_names[B_END] = {"weights", "x",      "y",       "partials", "x_f",
                                                 "words",   "x_copy", "x_carry", "y_tail"};
-#define Y_TAIL_COLS 32 /* runtime/driver.c's room for the sums a column block keeps */
+_Static_assert(B_END - B_PARTIALS == GR_DRIVE_SCRATCH_PARTS, "a name per part of the scratch");
 
-/* Participants of a call (cores): each its own L1 and scratch, its cluster's L2 shared with the
- * other participants of that cluster (CLUSTER of them, as the K1's four cores share one
- * 512 KiB L2). They run as coroutines, each QUANTUM accesses in turn, to mimic cores running at
- * once at the same speed. */
 #define MAX_PARTS 16
 #define CLUSTER 4
 #ifndef QUANTUM
 #define QUANTUM 64 /* accesses per turn (cc -DQUANTUM=... to try others) */
 #endif
 
-struct replay {
-    struct cache_sim sim;     /* its L1; l2[0] shares its cluster's L2's arrays (mirror) */
-    struct cache_level *l2;   /* its cluster's L2: the clock and counters between turns */
-    uint64_t base[B_END];     /* each buffer's first byte (scratch: its own, or the call's) */
+/* A participant (core): its L1, a mirror of its cluster's L2 (l2[0] shares the arrays), its
+ * coroutine. */
+struct part {
+    struct cache_sim sim;
+    struct cache_level *l2; /* its cluster's L2: the clock and counters between turns */
     uint64_t steps, quantum;
-    uint64_t blocks_done;     /* column blocks finished */
     ucontext_t ctx;
     int finished;
 };
 
-/* Every buffer of the call as an address range, in address order, for the DRAM hook. */
+static struct part parts[MAX_PARTS];
+static int current = -1, part_count;
+static ucontext_t scheduler;
+
+/* Every traced buffer as an address range, in address order, for the DRAM hook. The call's
+ * memory is [CALL_AT, traced_end): accesses outside it (the driver's structs, the stack) are
+ * not memory the call's data moves through. */
+#define MAX_RANGES (3 + 1 + MAX_PARTS * GR_DRIVE_SCRATCH_PARTS)
 static struct {
-    uint64_t start[B_END * MAX_PARTS + B_END];
-    int buffer[B_END * MAX_PARTS + B_END];
+    uint64_t start[MAX_RANGES];
+    int buffer[MAX_RANGES];
     int count;
     double filled[B_END], written[B_END];
 } traffic;
+static uint64_t traced_end = CALL_AT;
 
-static void add_range(uint64_t start, int buffer)
+static void add_range(uint64_t start, uint64_t bytes, int buffer)
 {
+    if (!bytes || traffic.count == MAX_RANGES)
+        return;
     traffic.start[traffic.count] = start;
     traffic.buffer[traffic.count++] = buffer;
+    if (start + bytes > traced_end)
+        traced_end = start + bytes;
 }
+
+static int range_of(uint64_t addr) { return addr >= CALL_AT && addr < traced_end; }
 
 static void on_dram(void *ctx, size_t l2, uint64_t addr, int is_write)
 {
@@ -98,297 +123,278 @@ static void on_dram(void *ctx, size_t l2, uint64_t addr, int is_write)
         else
             hi = mid - 1;
     }
-    int b = traffic.buffer[lo];
+    const int b = traffic.buffer[lo];
     if (is_write)
         traffic.written[b] += 64;
     else
         traffic.filled[b] += 64;
 }
 
-static ucontext_t scheduler;
-
 /* Lets the next participant run. */
-static void yield(struct replay *r) { swapcontext(&r->ctx, &scheduler); }
+static void yield(struct part *r) { swapcontext(&r->ctx, &scheduler); }
 
-static void load(struct replay *r, uint64_t addr, uint64_t bytes)
+static void access_now(uint64_t addr, uint64_t bytes, int is_store)
 {
-    cache_sim_access(&r->sim, addr, bytes, 0);
-    if (++r->steps % r->quantum == 0)
+    struct part *r = &parts[current < 0 ? 0 : current];
+    cache_sim_access(&r->sim, addr, bytes, is_store);
+    if (++r->steps % r->quantum == 0 && current >= 0)
         yield(r);
 }
 
-static void store(struct replay *r, uint64_t addr, uint64_t bytes)
+/* The driver's scalar accesses, gathered into runs of contiguous loads and of contiguous
+ * stores; both runs end (older first) where either breaks, or before any other access. */
+static struct run {
+    uint64_t addr, bytes, seq;
+} runs[2];
+static uint64_t run_seq;
+
+static void flush_runs(void)
 {
-    cache_sim_access(&r->sim, addr, bytes, 1);
-    if (++r->steps % r->quantum == 0)
-        yield(r);
+    struct run l = runs[0], s = runs[1];
+    runs[0].bytes = runs[1].bytes = 0;
+    if (l.bytes && (!s.bytes || l.seq < s.seq))
+        access_now(l.addr, l.bytes, 0);
+    if (s.bytes)
+        access_now(s.addr, s.bytes, 1);
+    if (l.bytes && s.bytes && l.seq > s.seq)
+        access_now(l.addr, l.bytes, 0);
 }
 
-static uint64_t align64(uint64_t a) { return (a + 63) / 64 * 64; }
-static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-
-struct call {
-    uint64_t m, n, k, kc, nc;
-    uint64_t tile_rows, strip; /* the tile's rows, its columns: VLMAX(e32, LMUL) at VLEN 256 */
-    uint64_t col_begin, col_end; /* the participant's piece of the columns */
-    int tiles_outer, plain;
-    int rounds;                  /* the participants wait for each other after each column block */
-    int copy_x;                  /* X from a copy: X_OWN, made in the first column block, or
-                                    X_SHARED, one for the call, made before the column loop */
-    int y_partials;              /* Y finished from the partial sums (gr_y_from_partials) */
-    struct gr_k_blocks k_blocks; /* as the driver walks them (runtime/lines.h) */
-};
-
-/* pack_base: per column, CHUNK weights loaded, their words stored `stride` words apart. */
-static void pack(struct replay *r, const struct call *c, uint64_t col, uint64_t cols,
-                 uint64_t k0, uint64_t kc, uint64_t out, uint64_t stride)
+static void scalar_access(const void *p, uint64_t bytes, int is_store)
 {
-    for (uint64_t j = 0; j < cols; j++)
-        for (uint64_t kk = 0; kk < kc; kk += CHUNK) {
-            uint64_t vl = min_u64(CHUNK, kc - kk);
-            load(r, r->base[B_W] + ((col + j) * c->k + k0 + kk) * 2, vl * 2);
-            for (uint64_t p = 0; p < (vl + 1) / 2; p++)
-                store(r, out + ((kk / 2 + p) * stride + j) * 4, 4);
-        }
+    const uint64_t addr = (uintptr_t)p;
+    if (!range_of(addr))
+        return;
+    struct run *run = &runs[is_store];
+    if (run->bytes && addr == run->addr + run->bytes) {
+        run->bytes += bytes;
+        return;
+    }
+    if (run->bytes)
+        flush_runs();
+    run->addr = addr;
+    run->bytes = bytes;
+    run->seq = ++run_seq;
 }
+
+static void load(const void *p, uint64_t bytes)
+{
+    flush_runs();
+    access_now((uintptr_t)p, bytes, 0);
+}
+
+static void store(const void *p, uint64_t bytes)
+{
+    flush_runs();
+    access_now((uintptr_t)p, bytes, 1);
+}
+
+/* ---- the hooks of driver.c's instrumentation ------------------------------------------------ */
+void __tsan_init(void);
+void __tsan_func_entry(void *pc);
+void __tsan_func_exit(void);
+void __tsan_read_range(void *p, unsigned long n);
+void __tsan_write_range(void *p, unsigned long n);
+void __tsan_init(void) {}
+void __tsan_func_entry(void *pc) { (void)pc; }
+void __tsan_func_exit(void) {}
+void __tsan_read_range(void *p, unsigned long n) { scalar_access(p, n, 0); }
+void __tsan_write_range(void *p, unsigned long n) { scalar_access(p, n, 1); }
+#define TSAN_HOOKS(n)                                                                          \
+    void __tsan_read##n(void *p);                                                              \
+    void __tsan_write##n(void *p);                                                             \
+    void __tsan_unaligned_read##n(void *p);                                                    \
+    void __tsan_unaligned_write##n(void *p);                                                   \
+    void __tsan_read##n(void *p) { scalar_access(p, n, 0); }                                   \
+    void __tsan_write##n(void *p) { scalar_access(p, n, 1); }                                  \
+    void __tsan_unaligned_read##n(void *p) { scalar_access(p, n, 0); }                         \
+    void __tsan_unaligned_write##n(void *p) { scalar_access(p, n, 1); }
+TSAN_HOOKS(1)
+TSAN_HOOKS(2)
+TSAN_HOOKS(4)
+TSAN_HOOKS(8)
+TSAN_HOOKS(16)
+
+void *gr_trace_memcpy(void *restrict dst, const void *restrict src, size_t n);
+void *gr_trace_memcpy(void *restrict dst, const void *restrict src, size_t n)
+{
+    if (n && range_of((uintptr_t)src))
+        load(src, n);
+    if (n && range_of((uintptr_t)dst))
+        store(dst, n);
+    return memcpy(dst, src, n);
+}
+
+/* ---- the trace variant: the base variant's accesses at VLEN 256 ---------------------------- */
+static size_t trace_vlenb(void) { return VLENB; }
 
 /* arrange_base: each row's kc activations widened and stored x_stride floats apart. */
-static void arrange(struct replay *r, uint64_t x, uint64_t ldx, uint64_t rows, uint64_t kc)
+static void trace_arrange(const uint16_t *x, size_t ldx, size_t rows, size_t kc, void *x_out,
+                          size_t x_stride)
 {
-    for (uint64_t i = 0; i < rows; i++)
-        for (uint64_t kk = 0; kk < kc; kk++) {
+    for (size_t i = 0; i < rows; i++)
+        for (size_t kk = 0; kk < kc; kk++) {
             if (kk % 32 == 0)
-                load(r, x + i * ldx + kk * 2, min_u64(32, kc - kk) * 2);
-            store(r, r->base[B_X_F] + (kk * rows + i) * 4, 4);
+                load(x + i * ldx + kk, (kc - kk < 32 ? kc - kk : 32) * 2);
+            store((float *)x_out + kk * x_stride + i, 4);
         }
 }
 
-/* Where the driver keeps X's elements carried into the K block at k0 (*in, the elements a row
- * from *in_at) and out of the one ending at k1 (the return, a row's from *out_at): rows of
- * gr_k_carry elements one after the other, in two buffers in turn (`turn`: the K block's). */
-static uint64_t carried(struct replay *r, const struct call *c, uint64_t k0, uint64_t k1,
-                        int turn, uint64_t *in, uint64_t *in_at, uint64_t *out_at)
+/* pack_base: per column, CHUNK weights loaded, their words stored out_stride words apart. */
+static void trace_pack(const uint16_t *w, size_t ldw, size_t cols, size_t kc, void *out,
+                       size_t out_stride)
 {
-    const uint64_t half = c->m * GR_K_CARRY_MAX * 2;
-    const int share = c->k * 2 % GR_LINE_BYTES == 0; /* X's rows K apart */
-    *in = share ? gr_k_carry(r->base[B_X], c->k, k0) : 0;
-    *in_at = r->base[B_X_CARRY] + (uint64_t)turn * half;
-    *out_at = r->base[B_X_CARRY] + (uint64_t)(turn ^ 1) * half;
-    return share ? gr_k_carry(r->base[B_X], c->k, k1) : 0;
+    for (size_t j = 0; j < cols; j++)
+        for (size_t kk = 0; kk < kc; kk += CHUNK) {
+            size_t vl = kc - kk < CHUNK ? kc - kk : CHUNK;
+            load(w + j * ldw + kk, vl * 2);
+            for (size_t p = 0; p < (vl + 1) / 2; p++)
+                store((uint32_t *)out + (kk / 2 + p) * out_stride + j, 4);
+        }
 }
 
-/* The driver's arrange_rows on X in place: rows [r0, r0 + rows) of the K block at k0, its
- * first elements from the carry and the elements after it in its last line into the other,
- * a row at a time. */
-static void arrange_x(struct replay *r, const struct call *c, uint64_t r0, uint64_t rows,
-                      uint64_t k0, uint64_t kc, int turn)
+/* One register tile: partial sums in, per k-pair a weight row and the rows' activations of
+ * both k, partial sums out, or outputs in the last K block. */
+static void trace_tile(const struct gr_tile_args *a, size_t rows)
 {
-    const uint64_t ldx = c->k * 2, x = r->base[B_X] + r0 * ldx;
-    uint64_t in, in_at, out_at, out = carried(r, c, k0, k0 + kc, turn, &in, &in_at, &out_at);
-    const uint64_t skip = min_u64(in, kc);
-    for (uint64_t i = 0; i < rows; i++) {
-        if (skip) {
-            load(r, in_at + (r0 + i) * in * 2, skip * 2);
-            for (uint64_t kk = 0; kk < skip; kk++)
-                store(r, r->base[B_X_F] + (kk * rows + i) * 4, 4);
-        }
-        for (uint64_t kk = skip; kk < kc; kk++) {
-            if ((kk - skip) % 32 == 0)
-                load(r, x + i * ldx + (k0 + kk) * 2, min_u64(32, kc - kk) * 2);
-            store(r, r->base[B_X_F] + (kk * rows + i) * 4, 4);
-        }
-        if (out) {
-            load(r, x + i * ldx + (k0 + kc) * 2, out * 2);
-            store(r, out_at + (r0 + i) * out * 2, out * 2);
-        }
+    const size_t y_bytes = a->y_bf16 ? 2 : 4;
+    if (!a->first)
+        for (size_t i = 0; i < rows; i++)
+            load(a->acc + i * a->acc_stride, a->vl * 4);
+    for (size_t p = 0; p < (a->kc + 1) / 2; p++) {
+        load((const uint32_t *)a->w + p * a->w_stride, a->vl * 4);
+        load((const float *)a->x + 2 * p * a->x_stride, rows * 4);
+        if (2 * p + 1 < a->kc)
+            load((const float *)a->x + (2 * p + 1) * a->x_stride, rows * 4);
     }
-}
-
-/* One register tile: partial sums in, a weight row and the rows' activations per k-pair,
- * partial sums out, or outputs where `last` (the last K block, the strip before the block's
- * y_end). */
-static void tile(struct replay *r, const struct call *c, uint64_t rows, uint64_t row,
-                 uint64_t col, uint64_t col0, uint64_t x_rows, uint64_t x_row, uint64_t w,
-                 uint64_t w_stride, uint64_t kc, int first, int last)
-{
-    uint64_t acc = r->base[B_PARTIALS] + (row * c->nc + col - col0) * 4;
-    if (!first)
-        for (uint64_t i = 0; i < rows; i++)
-            load(r, acc + i * c->nc * 4, c->strip * 4);
-    for (uint64_t p = 0; p < kc / 2; p++) {
-        load(r, w + p * w_stride, c->strip * 4);
-        load(r, r->base[B_X_F] + (2 * p * x_rows + x_row) * 4, rows * 4);
-        load(r, r->base[B_X_F] + ((2 * p + 1) * x_rows + x_row) * 4, rows * 4);
-    }
-    for (uint64_t i = 0; i < rows; i++) {
-        if (last)
-            store(r, r->base[B_Y] + ((row + i) * c->n + col) * 4, c->strip * 4);
+    for (size_t i = 0; i < rows; i++) {
+        if (a->last)
+            store((char *)a->y + i * a->ldy * y_bytes, a->vl * y_bytes);
         else
-            store(r, acc + i * c->nc * 4, c->strip * 4);
+            store(a->acc + i * a->acc_stride, a->vl * 4);
     }
 }
 
-/* The driver's copy of X's rows for the K block [k0, k1), with its carry (runtime/driver.c's
- * copy_x). */
-static void copy_x(struct replay *r, const struct call *c, uint64_t k0, uint64_t k1, int turn)
-{
-    const uint64_t kc = k1 - k0, block = r->base[B_X_COPY] + k0 * c->m * 2;
-    uint64_t in, in_at, out_at, out = carried(r, c, k0, k1, turn, &in, &in_at, &out_at);
-    const uint64_t skip = min_u64(in, kc);
-    for (uint64_t i = 0; i < c->m; i++) {
-        const uint64_t row = r->base[B_X] + i * c->k * 2;
-        if (skip) {
-            load(r, in_at + i * in * 2, skip * 2);
-            store(r, block + i * kc * 2, skip * 2);
-        }
-        load(r, row + (k0 + skip) * 2, (kc - skip) * 2);
-        store(r, block + (i * kc + skip) * 2, (kc - skip) * 2);
-        if (out) {
-            load(r, row + k1 * 2, out * 2);
-            store(r, out_at + i * out * 2, out * 2);
-        }
-    }
-}
-
-/* How a column block's last K block writes Y (runtime/driver.c's struct work): strips before
- * y_from write it, the rest keep their sums; columns [y_from, y_end) from the sums, the block
- * before's [tail_from, col0) from the tail, columns from y_end kept in the tail. */
-struct y_lines {
-    uint64_t col0, col_end, y_from, y_end, tail_from;
+#define TRACE_TILE(r)                                                                          \
+    static void trace_tile_r##r(const struct gr_tile_args *a) { trace_tile(a, r); }
+TRACE_TILE(1) TRACE_TILE(2) TRACE_TILE(3) TRACE_TILE(4) TRACE_TILE(5) TRACE_TILE(6)
+TRACE_TILE(7) TRACE_TILE(8) TRACE_TILE(9) TRACE_TILE(10) TRACE_TILE(11) TRACE_TILE(12)
+TRACE_TILE(13) TRACE_TILE(14) TRACE_TILE(15) TRACE_TILE(16)
+_Static_assert(GR_TILE_ROWS_MAX == 16, "a trace tile per row count");
+static const gr_tile_fn trace_tiles[GR_TILE_ROWS_MAX] = {
+    trace_tile_r1,  trace_tile_r2,  trace_tile_r3,  trace_tile_r4,
+    trace_tile_r5,  trace_tile_r6,  trace_tile_r7,  trace_tile_r8,
+    trace_tile_r9,  trace_tile_r10, trace_tile_r11, trace_tile_r12,
+    trace_tile_r13, trace_tile_r14, trace_tile_r15, trace_tile_r16,
 };
 
-/* The driver's finish_rows: Y's columns [from, to) of rows [r0, r1) from the partial sums,
- * each row after (with_tail) the columns the block before kept. */
-static void finish_rows(struct replay *r, const struct call *c, const struct y_lines *yl,
-                        uint64_t r0, uint64_t r1, uint64_t from, uint64_t to, int with_tail)
+static const struct gr_variant trace_variant = {
+    "trace", trace_vlenb, 4, GR_LAYOUT_PAIRS, trace_arrange, trace_pack,
+    {trace_tiles, trace_tiles, trace_tiles, trace_tiles},
+};
+
+/* ---- what the runtime asks of the machine ---------------------------------------------------- */
+static struct gr_settings settings = {0, 0, 0, -1};
+
+const struct gr_variant *gr_isa_variant(void) { return &trace_variant; }
+const struct gr_settings *gr_settings(void) { return &settings; }
+int gr_threads_get(void) { return settings.threads; }
+size_t gr_panel_width(void) { return PANEL; }
+
+/* The scratch after the caller's buffers, at scratch_at, and where a piece's parts start
+ * (set by main). */
+static uint64_t scratch_at;
+static size_t piece_parts[GR_DRIVE_SCRATCH_PARTS + 1];
+int __wrap_gr_scratch_take(struct gr_scratch *s, size_t shared, size_t count, size_t each);
+int __wrap_gr_scratch_take(struct gr_scratch *s, size_t shared, size_t count, size_t each)
 {
-    const uint64_t kept = yl->col0 - yl->tail_from;
-    for (uint64_t i = r0; i < r1; i++) {
-        if (with_tail && kept) {
-            load(r, r->base[B_Y_TAIL] + i * kept * 4, kept * 4);
-            store(r, r->base[B_Y] + (i * c->n + yl->tail_from) * 4, kept * 4);
-        }
-        if (to > from) {
-            load(r, r->base[B_PARTIALS] + (i * c->nc + from - yl->col0) * 4, (to - from) * 4);
-            store(r, r->base[B_Y] + (i * c->n + from) * 4, (to - from) * 4);
-        }
+    s->block = NULL;
+    s->shared_bytes = gr_align_up(shared);
+    s->piece_bytes = gr_align_up(each);
+    /* main's mapping holds the caller's buffers up to the page scratch_at is in */
+    const uint64_t bytes = s->shared_bytes + count * s->piece_bytes;
+    const uint64_t from = (scratch_at + PAGE - 1) / PAGE * PAGE;
+    if (scratch_at + bytes > from &&
+        mmap((void *)(uintptr_t)from, scratch_at + bytes - from, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1,
+             0) != (void *)(uintptr_t)from)
+        return -1;
+    s->base = (char *)(uintptr_t)scratch_at;
+    add_range(scratch_at, s->shared_bytes, B_X_COPY);
+    if (gr_align_up(piece_parts[GR_DRIVE_SCRATCH_PARTS]) != s->piece_bytes) {
+        fprintf(stderr, "driver_replay: a piece of %zu bytes, %zu expected\n", s->piece_bytes,
+                gr_align_up(piece_parts[GR_DRIVE_SCRATCH_PARTS]));
+        exit(1);
     }
+    for (size_t i = 0; i < count; i++)
+        for (int p = 0; p < GR_DRIVE_SCRATCH_PARTS; p++)
+            add_range(scratch_at + s->shared_bytes + i * s->piece_bytes + piece_parts[p],
+                      piece_parts[p + 1] - piece_parts[p], B_PARTIALS + p);
+    return 0;
 }
 
-/* The driver's keep_tail: the sums of columns [y_end, col_end) into the tail. */
-static void keep_tail(struct replay *r, const struct call *c, const struct y_lines *yl)
+/* Keeps the scalars of a participant's mirror of its cluster's L2 in step with the others'. */
+static void enter(struct part *r)
 {
-    const uint64_t kept = yl->col_end - yl->y_end;
-    if (kept)
-        for (uint64_t i = 0; i < c->m; i++) {
-            load(r, r->base[B_PARTIALS] + (i * c->nc + yl->y_end - yl->col0) * 4, kept * 4);
-            store(r, r->base[B_Y_TAIL] + i * kept * 4, kept * 4);
-        }
+    r->sim.l2[0].clock = r->l2->clock;
+    r->sim.l2[0].fills = r->l2->fills;
+    r->sim.l2[0].writebacks = r->l2->writebacks;
 }
 
-/* The shared copy of X (X_SHARED), before the column loop: rows [r0, r1) of X, each read
- * once along K and cut into the K blocks (runtime/driver.c's gr_drive_copy_x_rows). */
-static void copy_x_rows(struct replay *r, const struct call *c, uint64_t r0, uint64_t r1)
+static void leave(struct part *r)
 {
-    for (uint64_t i = r0; i < r1; i++)
-        for (uint64_t k0 = 0, k1; k0 < c->k; k0 = k1) {
-            k1 = gr_k_block_end(&c->k_blocks, k0);
-            load(r, r->base[B_X] + (i * c->k + k0) * 2, (k1 - k0) * 2);
-            store(r, r->base[B_X_COPY] + (k0 * c->m + i * (k1 - k0)) * 2, (k1 - k0) * 2);
-        }
+    r->l2->clock = r->sim.l2[0].clock;
+    r->l2->fills = r->sim.l2[0].fills;
+    r->l2->writebacks = r->sim.l2[0].writebacks;
 }
 
-static void wait_round(struct replay *r);
+static void (*task_fn)(void *ctx, size_t i);
+static void *task_ctx;
 
-static void replay_call(struct replay *r, const struct call *c)
+static void part_main(void)
 {
-    const uint64_t pairs = (c->k + 1) / 2;
-    const int sums_kept = c->k_blocks.first < c->k;
-    for (uint64_t col0 = c->col_begin; col0 < c->col_end; col0 += c->nc) {
-        uint64_t cols = min_u64(c->nc, c->col_end - col0), y_done = col0;
-        /* runtime/driver.c's rule for the lines of Y two column blocks share */
-        struct y_lines yl = {col0, col0 + cols, 0, col0 + cols, col0};
-        if (sums_kept) {
-            yl.y_end = gr_y_tail(r->base[B_Y], 4, c->n * 4, col0 + cols, c->col_end);
-            if (col0 > c->col_begin)
-                yl.tail_from = gr_y_tail(r->base[B_Y], 4, c->n * 4, col0, c->col_end);
-        }
-        yl.y_from = c->y_partials        ? col0
-                    : yl.y_end < yl.col_end ? col0 + (yl.y_end - col0) / c->strip * c->strip
-                                            : yl.col_end;
-        int turn = 0; /* which carry buffer the K block reads (runtime/driver.c's) */
-        for (uint64_t k0 = 0, k1; k0 < c->k; k0 = k1, turn ^= 1) {
-            k1 = gr_k_block_end(&c->k_blocks, k0);
-            uint64_t kc = k1 - k0;
-            int first = k0 == 0, last = k1 == c->k;
-            uint64_t x = r->base[B_X] + k0 * 2, ldx = c->k * 2;
-            if (c->copy_x) { /* the block's rows one after the other, copied in the first block */
-                if (col0 == c->col_begin && c->copy_x == X_OWN)
-                    copy_x(r, c, k0, k1, turn);
-                x = r->base[B_X_COPY] + k0 * c->m * 2;
-                ldx = kc * 2;
-            }
-            if (c->plain && c->tiles_outer)
-                for (uint64_t s = col0; s < col0 + cols; s += c->strip)
-                    pack(r, c, s, min_u64(c->strip, col0 + cols - s), k0, kc,
-                         r->base[B_WORDS] + (s - col0) * 4, c->nc);
-            if (!c->tiles_outer) {
-                if (c->copy_x)
-                    arrange(r, x, ldx, c->m, kc);
-                else
-                    arrange_x(r, c, 0, c->m, k0, kc, turn);
-                for (uint64_t s = col0; s < col0 + cols; s += c->strip) {
-                    uint64_t w = r->base[B_W] + ((s / PANEL) * pairs + k0 / 2) * PANEL * 4 +
-                                 s % PANEL * 4,
-                             w_stride = PANEL * 4;
-                    if (c->plain) {
-                        pack(r, c, s, min_u64(c->strip, col0 + cols - s), k0, kc, r->base[B_WORDS],
-                             c->strip);
-                        w = r->base[B_WORDS];
-                        w_stride = c->strip * 4;
-                    }
-                    int direct = last && s < yl.y_from;
-                    for (uint64_t row = 0; row < c->m; row += c->tile_rows)
-                        tile(r, c, min_u64(c->tile_rows, c->m - row), row, s, col0, c->m, row, w,
-                             w_stride, kc, first, direct);
-                    if (last && c->y_partials) {
-                        uint64_t to = gr_y_line_col(r->base[B_Y], 4,
-                                                    min_u64(s + c->strip, col0 + cols), y_done);
-                        if (to > y_done)
-                            finish_rows(r, c, &yl, 0, c->m, y_done, to, y_done == col0);
-                        y_done = to;
-                    }
-                }
-                continue;
-            }
-            for (uint64_t row = 0; row < c->m; row += c->tile_rows) {
-                uint64_t rows = min_u64(c->tile_rows, c->m - row);
-                if (c->copy_x)
-                    arrange(r, x + row * ldx, ldx, rows, kc);
-                else
-                    arrange_x(r, c, row, rows, k0, kc, turn);
-                if (last)
-                    finish_rows(r, c, &yl, row, row + rows, col0, col0, 1);
-                for (uint64_t s = col0; s < col0 + cols; s += c->strip) {
-                    uint64_t w = c->plain ? r->base[B_WORDS] + (s - col0) * 4
-                                          : r->base[B_W] + ((s / PANEL) * pairs + k0 / 2) * PANEL * 4 +
-                                                s % PANEL * 4;
-                    tile(r, c, rows, row, s, col0, rows, 0, w, (c->plain ? c->nc : PANEL) * 4, kc,
-                         first, last && s < yl.y_from);
-                }
-                if (last)
-                    finish_rows(r, c, &yl, row, row + rows, yl.y_from, yl.y_end, 0);
-            }
-        }
-        if (!c->tiles_outer)
-            finish_rows(r, c, &yl, 0, c->m, c->y_partials ? y_done : yl.y_from, yl.y_end,
-                        !c->y_partials || y_done == col0);
-        keep_tail(r, c, &yl);
-        r->blocks_done++;
-        if (c->rounds)
-            wait_round(r);
+    const int i = current;
+    task_fn(task_ctx, (size_t)i);
+    flush_runs();
+    parts[i].finished = 1;
+}
+
+/* The participants 0 .. count - 1 as coroutines, each QUANTUM accesses in turn, until all are
+ * done (the runtime's barrier). */
+void gr_parallel_for(size_t count, void (*fn)(void *ctx, size_t i), void *ctx)
+{
+    static char stacks[MAX_PARTS][1 << 18];
+    if (count > (size_t)part_count) {
+        fprintf(stderr, "driver_replay: %zu participants, %d expected\n", count, part_count);
+        exit(1);
     }
+    task_fn = fn;
+    task_ctx = ctx;
+    for (size_t i = 0; i < count; i++) {
+        struct part *r = &parts[i];
+        r->finished = 0;
+        getcontext(&r->ctx);
+        r->ctx.uc_stack.ss_sp = stacks[i];
+        r->ctx.uc_stack.ss_size = sizeof stacks[i];
+        r->ctx.uc_link = &scheduler;
+        makecontext(&r->ctx, part_main, 0);
+    }
+    for (int alive = 1; alive;) {
+        alive = 0;
+        for (size_t i = 0; i < count; i++)
+            if (!parts[i].finished) {
+                alive = 1;
+                current = (int)i;
+                enter(&parts[i]);
+                swapcontext(&scheduler, &parts[i].ctx);
+                leave(&parts[i]);
+            }
+    }
+    current = -1;
 }
+
+/* ---- the call ------------------------------------------------------------------------------- */
+static uint64_t align64(uint64_t a) { return (a + 63) / 64 * 64; }
 
 /* Bytes past a page where PLACEMENT puts a buffer of `element`-byte elements (placement.h:
  * malloc 16, page+B B rounded down to the element), or 0 for aligned; -1 when it is none. */
@@ -411,63 +417,15 @@ static int placement_offset(const char *placement, uint64_t element, uint64_t *o
     return 0;
 }
 
-static struct replay parts[MAX_PARTS];
-static struct call calls[MAX_PARTS];
-static int current, part_count, arrived;
-
-/* Waits until every participant has finished as many column blocks as r, or all of its own. */
-static void wait_round(struct replay *r)
+/* The plan's blocking from the generator's, field by field as the emitter writes it. */
+static struct gr_blocking plan_blocking(const struct blocking *b)
 {
-    for (int i = 0; i < part_count; i++)
-        while (!parts[i].finished && parts[i].blocks_done < r->blocks_done)
-            yield(r);
+    struct gr_blocking g = {.order = (uint32_t)b->order};
+#define PLAN_FIELD_(name, value, brk) g.name = (uint32_t)(value);
+    BLOCKING_FIELDS(PLAN_FIELD_)
+#undef PLAN_FIELD_
+    return g;
 }
-
-/* Keeps the scalars of a participant's mirror of its cluster's L2 in step with the others'. */
-static void enter(struct replay *r)
-{
-    r->sim.l2[0].clock = r->l2->clock;
-    r->sim.l2[0].fills = r->l2->fills;
-    r->sim.l2[0].writebacks = r->l2->writebacks;
-}
-
-static void leave(struct replay *r)
-{
-    r->l2->clock = r->sim.l2[0].clock;
-    r->l2->fills = r->sim.l2[0].fills;
-    r->l2->writebacks = r->sim.l2[0].writebacks;
-}
-
-/* One participant: its share of the shared copy of X and the wait for the others (the
- * runtime's first parallel loop), then its piece of the columns. */
-static void part_main(void)
-{
-    const int i = current;
-    struct replay *r = &parts[i];
-    const struct call *c = &calls[i];
-    if (c->copy_x == X_SHARED) {
-        copy_x_rows(r, c, c->m * (uint64_t)i / (uint64_t)part_count,
-                    c->m * (uint64_t)(i + 1) / (uint64_t)part_count);
-        arrived++;
-        while (arrived < part_count)
-            yield(r);
-    }
-    replay_call(r, c);
-    r->finished = 1;
-}
-
-/* r's coroutine, to start at part_main and end back in the scheduler. */
-static void make_part(struct replay *r, int i)
-{
-    static char stacks[MAX_PARTS][1 << 16];
-    getcontext(&r->ctx);
-    r->ctx.uc_stack.ss_sp = stacks[i];
-    r->ctx.uc_stack.ss_size = sizeof stacks[i];
-    r->ctx.uc_link = &scheduler;
-    makecontext(&r->ctx, part_main, 0);
-}
-
-static const char *const x_copy_names[] = {"none", "own", "shared"};
 
 int main(int argc, char **argv)
 {
@@ -494,7 +452,8 @@ int main(int argc, char **argv)
             bad = 1;
     }
     if (argc < 9 || bad ||
-        (strcmp(rounds_arg, "plan") && strcmp(rounds_arg, "0") && strcmp(rounds_arg, "1")) || (strcmp(argv[4], "strips") && strcmp(argv[4], "tiles")) ||
+        (strcmp(rounds_arg, "plan") && strcmp(rounds_arg, "0") && strcmp(rounds_arg, "1")) ||
+        (strcmp(argv[4], "strips") && strcmp(argv[4], "tiles")) ||
         (strcmp(argv[7], "packed") && strcmp(argv[7], "plain")) ||
         placement_offset(x_placement ? x_placement : placement, 2, &off_x) ||
         placement_offset(placement, 2, &off_w) ||
@@ -507,84 +466,60 @@ int main(int argc, char **argv)
                 argv[0], PAGE, MAX_PARTS);
         return 2;
     }
-    struct call c = {0};
-    c.m = strtoull(argv[1], NULL, 10);
-    c.n = strtoull(argv[2], NULL, 10);
-    c.k = strtoull(argv[3], NULL, 10);
-    c.kc = strtoull(argv[5], NULL, 10);
-    c.nc = strtoull(argv[6], NULL, 10);
-    c.tiles_outer = !strcmp(argv[4], "tiles");
-    c.plain = !strcmp(argv[7], "plain");
-    uint64_t l2_kb = strtoull(argv[8], NULL, 10);
-    if (!c.m || c.m > 128 || !c.n || !c.k || !c.kc || c.kc % 2 || !c.nc || c.nc % PANEL || !l2_kb) {
+    const uint64_t m = strtoull(argv[1], NULL, 10), n = strtoull(argv[2], NULL, 10),
+                   k = strtoull(argv[3], NULL, 10), kc = strtoull(argv[5], NULL, 10),
+                   nc = strtoull(argv[6], NULL, 10), l2_kb = strtoull(argv[8], NULL, 10);
+    const int tiles_outer = !strcmp(argv[4], "tiles"), plain = !strcmp(argv[7], "plain");
+    if (!m || m > 128 || !n || !k || !kc || kc % 2 || !nc || nc % PANEL || !l2_kb ||
+        n > UINT32_MAX || k > UINT32_MAX || kc > UINT32_MAX || nc > UINT32_MAX) {
         fprintf(stderr, "driver_replay: M in 1 .. 128, N, K, L2_KB positive, KC even, NC a "
                         "multiple of %d\n", PANEL);
         return 2;
     }
-    /* The generator's tile for a bucket of M rows; strips of VLMAX(e32, LMUL) at VLEN 256. */
-    const struct tile t = tile_choose((unsigned)c.m);
-    c.tile_rows = t.rows;
-    c.strip = 8 * t.lmul;
-    c.kc = min_u64(c.kc, c.k);
-    if (c.plain && !c.tiles_outer) { /* the driver's cut: a strip's words fit half an L1 */
-        uint64_t most = PLAIN_STRIP_BYTES / (2 * c.strip) / 2 * 2;
-        c.kc = min_u64(c.kc, most < 2 ? 2 : most);
+    settings.threads = (int)threads;
+
+    /* The plan: the generator's tile for a bucket of M rows, the blocking given, and the
+     * generator's X-copy and rounds fields for it (blocking_x_copy), for a core alone with one
+     * thread, else for the CLUSTER cores of an L2; unless forced. */
+    const struct tile t = tile_choose((unsigned)m);
+    struct blocking b = {.order = tiles_outer ? ORDER_TILES : ORDER_STRIPS, .k_block = kc,
+                         .col_block = nc};
+    b.x_copy = blocking_x_copy((unsigned)m, n, k, nc, threads > 1 ? CLUSTER : 1);
+    if (strcmp(x_arg, "plan")) {
+        const int none = !strcmp(x_arg, "none");
+        b.x_copy.rows = none ? 0 : 1;
+        b.x_copy.cols = 0;
+        b.x_copy.stride = 2;
+        b.x_copy.shared = !strcmp(x_arg, "shared");
     }
-    /* The columns split over the threads as runtime/dispatch.c's gr_split_columns splits them:
-     * whole panels, participant i on piece i, CLUSTER participants to an L2. */
-    uint64_t panels = (c.n + PANEL - 1) / PANEL, pieces = min_u64(threads, panels);
-    uint64_t per_piece = (panels + pieces - 1) / pieces, piece_cols = per_piece * PANEL;
-    part_count = (int)((panels + per_piece - 1) / per_piece);
-    /* Whether the driver copies X, and whether the participants walk their column blocks in
-     * rounds: the generator's rule for a plan of M rows (gen/blocking.c) in the blocking the
-     * runtime takes, for a core alone with one thread, else for the CLUSTER cores of an L2;
-     * unless forced. */
-    const struct x_copy x_copy =
-        blocking_x_copy((unsigned)c.m, c.n, c.k, c.nc, threads > 1 ? CLUSTER : 1);
-    if (!strcmp(x_arg, "plan"))
-        c.copy_x = !x_copy_applies(&x_copy, c.m, x_copy.shared ? c.n : min_u64(piece_cols, c.n),
-                                   2 * c.k) ? X_NONE : x_copy.shared ? X_SHARED : X_OWN;
-    else
-        c.copy_x = !strcmp(x_arg, "own") ? X_OWN : !strcmp(x_arg, "shared") ? X_SHARED : X_NONE;
-    c.rounds = !strcmp(rounds_arg, "plan") ? (int)x_copy.rounds : !strcmp(rounds_arg, "1");
-    if (c.rounds) { /* gr_drive_rounds: a round covers NC x CLUSTER columns of an L2's cores */
-        uint64_t on_l2 = min_u64((uint64_t)part_count, CLUSTER);
-        c.nc = ((c.nc * CLUSTER + on_l2 - 1) / on_l2 + PANEL - 1) / PANEL * PANEL;
-    }
+    if (strcmp(rounds_arg, "plan"))
+        b.x_copy.rounds = !strcmp(rounds_arg, "1") ? CLUSTER : 0;
+    struct gr_plan plan = {"replay", (uint32_t)n, (uint32_t)k, (uint32_t)m, t.rows, t.lmul,
+                           {{0}}, {{0}}};
+    plan.blocking[GR_L2_ALONE] = plan.blocking[GR_L2_SHARED] = plan_blocking(&b);
+    plan.plain[GR_L2_ALONE] = plan.plain[GR_L2_SHARED] = plan.blocking[GR_L2_ALONE];
 
     /* The caller's buffers apart, each where the placement puts it in its first page (the
-     * same layout whatever the placement, so that only the offsets differ); then the call's
-     * scratch as runtime/plan_call.c takes it: the shared part (the shared copy of X), then
-     * one piece per participant, laid out as runtime/driver.c lays it out. */
-    uint64_t np = panels * PANEL, blocks_k = (c.k + c.kc - 1) / c.kc;
-    uint64_t sizes[B_END] = {
-        np * ((c.k + 1) / 2) * 4,
-        c.m * c.k * 2,
-        c.m * c.n * 4,
-        blocks_k > 1 ? c.m * c.nc * 4 : 0,
-        (c.tiles_outer ? c.tile_rows : c.m) * c.kc * 4,
-        c.plain ? c.kc * (c.tiles_outer ? c.nc : c.strip) * 2 : 0,
-        c.copy_x == X_OWN || (x_copy.rows && !x_copy.shared && c.copy_x == X_NONE)
-            ? c.m * c.k * 2 : 0, /* the driver's layout: a piece's own copy where it may copy */
-        2 * c.m * GR_K_CARRY_MAX * 2,
-        blocks_k > 1 ? c.m * Y_TAIL_COLS * 4 : 0,
-    };
-    const uint64_t offsets[B_END] = {c.plain ? off_w : 0, off_x, off_y};
-    uint64_t at = 1ull << 32, base[B_END];
-    for (int b = 0; b < B_PARTIALS; b++) {
-        base[b] = at + offsets[b];
-        add_range(base[b], b);
-        at = align64(at + sizes[b]) + (1u << 20) + PAGE;
+     * same layout whatever the placement, so that only the offsets differ), then the call's
+     * scratch. */
+    size_t piece_cols;
+    part_count = (int)gr_split_columns(n, PANEL, &piece_cols);
+    const uint64_t np = (n + PANEL - 1) / PANEL * PANEL;
+    const uint64_t sizes[3] = {np * ((k + 1) / 2) * 4, m * k * 2, m * n * 4};
+    const uint64_t offsets[3] = {plain ? off_w : 0, off_x, off_y};
+    uint64_t at = CALL_AT, base[3];
+    for (int i = 0; i < 3; i++) {
+        base[i] = at + offsets[i];
+        add_range(base[i], sizes[i], i);
+        at = align64(at + sizes[i]) + (1u << 20) + PAGE;
     }
-    if (c.copy_x == X_SHARED) {
-        base[B_X_COPY] = at;
-        add_range(at, B_X_COPY);
-        at = align64(at + c.m * c.k * 2);
+    if (mmap((void *)(uintptr_t)CALL_AT, (at - CALL_AT + PAGE - 1) / PAGE * PAGE, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1,
+             0) != (void *)(uintptr_t)CALL_AT) {
+        perror("driver_replay: mmap");
+        return 2;
     }
-    c.k_blocks = c.plain ? gr_k_blocks_lines(c.k, c.kc, base[B_W], c.k * 2, 1)
-                         : gr_k_blocks_lines(c.k, c.kc, base[B_X], c.k * 2, 2);
-    c.y_partials = gr_y_from_partials(base[B_Y], c.n * 4, c.strip * 4, !c.tiles_outer,
-                                      c.k_blocks.first < c.k ? 2 : 1);
+    scratch_at = at;
 
     static struct cache_level l2s[MAX_PARTS / CLUSTER];
     const char *why = NULL;
@@ -594,7 +529,7 @@ int main(int argc, char **argv)
             return 2;
         }
     for (int i = 0; i < part_count; i++) {
-        struct replay *r = &parts[i];
+        struct part *r = &parts[i];
         if (cache_level_init(&r->sim.l1, 32 * 1024, 8, 64, &why)) {
             fprintf(stderr, "driver_replay: %s\n", why);
             return 2;
@@ -604,48 +539,60 @@ int main(int argc, char **argv)
         r->sim.l2_count = 1;
         cache_sim_reset(&r->sim);
         r->sim.hook = on_dram;
-        memcpy(r->base, base, sizeof base);
-        for (int b = B_PARTIALS; b < B_END; b++) {
-            if (b == B_X_COPY && c.copy_x == X_SHARED)
-                continue;
-            r->base[b] = at;
-            add_range(at, b);
-            at = align64(at + sizes[b]);
-        }
         r->quantum = QUANTUM + (uint64_t)i * skew;
-        calls[i] = c;
-        calls[i].col_begin = (uint64_t)i * piece_cols;
-        calls[i].col_end = min_u64(calls[i].col_begin + piece_cols, c.n);
-        make_part(r, i);
     }
-    add_range(at, B_X_CARRY); /* past the last piece: nothing, for the search's sake */
 
-    for (int alive = 1; alive;) {
-        alive = 0;
-        for (int i = 0; i < part_count; i++)
-            if (!parts[i].finished) {
-                alive = 1;
-                current = i;
-                enter(&parts[i]);
-                swapcontext(&scheduler, &parts[i].ctx);
-                leave(&parts[i]);
-            }
+    /* What the driver does with X for this plan, by its own rule. */
+    struct gr_drive probe;
+    gr_drive_init(&probe, &plan, &trace_variant, threads > 1 ? GR_L2_SHARED : GR_L2_ALONE,
+                  PANEL, !plain);
+    probe.rows = m;
+    probe.ldx = k;
+    probe.packed = plain ? NULL : (const void *)(uintptr_t)base[B_W];
+    gr_drive_rounds(&probe, (size_t)part_count); /* as plan_call.c widens the column blocks */
+    gr_drive_scratch_parts(&probe, piece_parts);
+    const char *x_copy = gr_drive_shares_x(&probe, n) ? "shared"
+                         : gr_drive_copies_x(&probe, 0, piece_cols < n ? piece_cols : n)
+                             ? "own"
+                             : "none";
+
+    struct gr_call call = {0};
+    call.x = (const uint16_t *)(uintptr_t)base[B_X];
+    call.m = m;
+    call.ldx = k;
+    call.w.n = n;
+    call.w.k = k;
+    if (plain) {
+        call.w.plain = (const uint16_t *)(uintptr_t)base[B_W];
+        call.w.ldw = k;
+    } else {
+        call.w.packed = (const void *)(uintptr_t)base[B_W];
+        call.w.layout = GR_LAYOUT_PAIRS;
+        call.w.panel_width = PANEL;
     }
+    call.y = (void *)(uintptr_t)base[B_Y];
+    call.ldy = n;
+    if (gr_run_plan(&call, &plan) != GEMM_RVV_OK) {
+        fprintf(stderr, "driver_replay: the call failed (no scratch at %#llx)\n",
+                (unsigned long long)scratch_at);
+        return 2;
+    }
+    flush_runs();
     for (int i = 0; i < part_count; i++) {
         enter(&parts[i]);
         cache_sim_flush(&parts[i].sim);
         leave(&parts[i]);
     }
     double min = (double)sizes[B_W] + (double)sizes[B_X] + (double)sizes[B_Y], total = 0;
-    for (int b = 0; b < B_END; b++)
-        total += traffic.filled[b] + traffic.written[b];
+    for (int i = 0; i < B_END; i++)
+        total += traffic.filled[i] + traffic.written[i];
     printf("ratio=%.3f dram_bytes=%.0f min_bytes=%.0f placement=%s%s%s threads=%d x_copy=%s "
-           "rounds=%d skew=%lu\n", total / min, total, min, placement,
-           x_placement ? " x_at=" : "", x_placement ? x_placement : "", part_count,
-           x_copy_names[c.copy_x], c.rounds, skew);
-    for (int b = 0; b < B_END; b++)
-        if (traffic.filled[b] + traffic.written[b] > 0)
-            printf("  %-8s %8.2f MiB filled %8.2f MiB written back\n", buffer_names[b],
-                   traffic.filled[b] / 1048576, traffic.written[b] / 1048576);
+           "rounds=%u skew=%lu\n", total / min, total, min, placement,
+           x_placement ? " x_at=" : "", x_placement ? x_placement : "", part_count, x_copy,
+           plan.blocking[0].col_rounds, skew);
+    for (int i = 0; i < B_END; i++)
+        if (traffic.filled[i] + traffic.written[i] > 0)
+            printf("  %-8s %8.2f MiB filled %8.2f MiB written back\n", buffer_names[i],
+                   traffic.filled[i] / 1048576, traffic.written[i] / 1048576);
     return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The DRAM traffic of a call does not depend on where the caller's buffers sit: each case
-# replayed (measure/replay/driver_replay.c, the driver's loops and line rules through the host
-# cache model) with X, W and Y malloc'd and 2 or 34 bytes past a page, and with X at another
+# traced (measure/replay/driver_replay.c: the shipped runtime/driver.c and plan_call.c run on
+# the host, their loads and stores through the host cache model) with X, W and Y malloc'd and 2 or 34 bytes past a page, and with X at another
 # offset than W and Y, moves at most BOUND times the bytes of the same call on 64-byte aligned
 # buffers. Small shapes, the blockings the
 # generator gives their full-size cousins; seconds on the host. Run by make test-placement:
