@@ -69,18 +69,11 @@ static size_t choose_form(struct gemm_rvv_weight *obj)
     return gr_align_up(obj->n * obj->k * sizeof(uint16_t));
 }
 
-static void place_copy(struct gemm_rvv_weight *obj, void *mem)
-{
-    if (obj->panel_width)
-        obj->packed = mem;
-    else
-        obj->plain = mem;
-}
-
-/* Checks the arguments of a new object and makes it, with its lock, its form chosen and
- * no copy yet; *bytes says the copy's size. */
-static gemm_rvv_status new_object(int64_t n, int64_t k, struct gemm_rvv_weight **out,
-                                  size_t *bytes)
+/* Checks the arguments of a new object and makes it, with its lock and its form chosen, its
+ * copy in mem (mem_bytes, the caller's: GEMM_RVV_ERR_BUFFER when too small or misaligned) or,
+ * with mem NULL, in memory of its own. */
+static gemm_rvv_status new_object(int64_t n, int64_t k, void *mem, size_t mem_bytes,
+                                  struct gemm_rvv_weight **out)
 {
     gemm_rvv_status s;
     if ((s = gr_isa_status()) != GEMM_RVV_OK)
@@ -92,12 +85,26 @@ static gemm_rvv_status new_object(int64_t n, int64_t k, struct gemm_rvv_weight *
         return GEMM_RVV_ERR_NOMEM;
     obj->n = (size_t)n;
     obj->k = (size_t)k;
-    *bytes = choose_form(obj);
-    if (*bytes == 0 || init_lock(&obj->lock) != 0) {
-        s = *bytes == 0 ? GEMM_RVV_ERR_OVERFLOW : GEMM_RVV_ERR_NOMEM;
+    size_t bytes = choose_form(obj);
+    obj->external = mem != NULL;
+    if (bytes == 0)
+        s = GEMM_RVV_ERR_OVERFLOW;
+    else if (obj->external && (mem_bytes < bytes || (uintptr_t)mem % GEMM_RVV_WEIGHT_ALIGN != 0))
+        s = GEMM_RVV_ERR_BUFFER;
+    else if (!obj->external && !(mem = gr_alloc_aligned(bytes)))
+        s = GEMM_RVV_ERR_NOMEM;
+    else if (init_lock(&obj->lock) != 0)
+        s = GEMM_RVV_ERR_NOMEM;
+    if (s != GEMM_RVV_OK) {
+        if (!obj->external)
+            free(mem);
         free(obj);
         return s;
     }
+    if (obj->panel_width)
+        obj->packed = mem;
+    else
+        obj->plain = mem;
     *out = obj;
     return GEMM_RVV_OK;
 }
@@ -129,16 +136,8 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
     if ((s = gr_check_matrix(n, k, ldw, sizeof(uint16_t))) != GEMM_RVV_OK)
         return s;
     struct gemm_rvv_weight *obj;
-    size_t bytes;
-    if ((s = new_object(n, k, &obj, &bytes)) != GEMM_RVV_OK)
+    if ((s = new_object(n, k, NULL, 0, &obj)) != GEMM_RVV_OK)
         return s;
-    void *mem = gr_alloc_aligned(bytes);
-    if (!mem) {
-        pthread_rwlock_destroy(&obj->lock);
-        free(obj);
-        return GEMM_RVV_ERR_NOMEM;
-    }
-    place_copy(obj, mem);
     store_weights(obj, w, (size_t)ldw);
     publish(obj, out);
     return GEMM_RVV_OK;
@@ -146,15 +145,17 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
 
 gemm_rvv_status gemm_rvv_weight_bytes(int64_t n, int64_t k, size_t *bytes)
 {
+    gemm_rvv_status s;
+    if ((s = gr_isa_status()) != GEMM_RVV_OK)
+        return s;
     if (!bytes)
         return GEMM_RVV_ERR_NULL;
-    struct gemm_rvv_weight *obj;
-    size_t need;
-    gemm_rvv_status s = new_object(n, k, &obj, &need);
-    if (s != GEMM_RVV_OK)
+    if ((s = gr_check_matrix(n, k, k, sizeof(uint16_t))) != GEMM_RVV_OK)
         return s;
-    pthread_rwlock_destroy(&obj->lock);
-    free(obj);
+    struct gemm_rvv_weight form = {.n = (size_t)n, .k = (size_t)k};
+    size_t need = choose_form(&form);
+    if (need == 0)
+        return GEMM_RVV_ERR_OVERFLOW;
     *bytes = need;
     return GEMM_RVV_OK;
 }
@@ -162,24 +163,16 @@ gemm_rvv_status gemm_rvv_weight_bytes(int64_t n, int64_t k, size_t *bytes)
 gemm_rvv_status gemm_rvv_weight_create_in(int64_t n, int64_t k, void *mem, size_t mem_bytes,
                                           gemm_rvv_weight **out)
 {
-    if (gr_isa_status() != GEMM_RVV_OK)
-        return gr_isa_status();
+    gemm_rvv_status s;
+    if ((s = gr_isa_status()) != GEMM_RVV_OK)
+        return s;
     if (!mem || !out)
         return GEMM_RVV_ERR_NULL;
     struct gemm_rvv_weight *obj;
-    size_t bytes;
-    gemm_rvv_status s = new_object(n, k, &obj, &bytes);
-    if (s != GEMM_RVV_OK)
+    if ((s = new_object(n, k, mem, mem_bytes, &obj)) != GEMM_RVV_OK)
         return s;
-    if (mem_bytes < bytes || (uintptr_t)mem % GEMM_RVV_WEIGHT_ALIGN != 0) {
-        pthread_rwlock_destroy(&obj->lock);
-        free(obj);
-        return GEMM_RVV_ERR_BUFFER;
-    }
-    place_copy(obj, mem);
     if (obj->packed)
         gr_pack_zero_padding(obj->n, obj->k, obj->panel_width, obj->layout, obj->packed);
-    obj->external = 1;
     publish(obj, out);
     return GEMM_RVV_OK;
 }

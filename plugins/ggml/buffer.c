@@ -256,36 +256,22 @@ static void buffer_memset(ggml_backend_buffer_t buf, struct ggml_tensor *t, uint
                     pattern);
 }
 
-/* Every byte of every tensor set to value: each packed tensor gets its object anew (padding
- * zeroed) and every element set to it. */
+/* Every byte of every tensor set to value. A packed weight's slots then each hold that byte
+ * twice, as its elements would; only its padding must be zero again, which a new weight
+ * object over the same bytes makes. */
 static void buffer_clear(ggml_backend_buffer_t buf, uint8_t value)
 {
     struct grg_buffer *b = buf->context;
     pthread_mutex_lock(&b->lock);
-    size_t count = b->count;
-    struct ggml_tensor *placed = count ? calloc(count, sizeof *placed) : NULL;
-    for (size_t i = 0; placed && i < count; i++) {
-        placed[i].type = GGML_TYPE_BF16;
-        placed[i].buffer = buf;
-        placed[i].data = b->packed[i]->data;
-        placed[i].ne[0] = b->packed[i]->k;
-        placed[i].ne[1] = b->packed[i]->n;
-        placed[i].ne[2] = placed[i].ne[3] = 1;
-        placed[i].nb[0] = sizeof(uint16_t);
-        placed[i].nb[1] = placed[i].nb[0] * (size_t)placed[i].ne[0];
-        placed[i].nb[3] = placed[i].nb[2] = placed[i].nb[1] * (size_t)placed[i].ne[1];
+    memset(b->base, value, buf->size);
+    for (size_t i = b->count; i-- > 0;) {
+        struct grg_packed *p = b->packed[i];
+        gemm_rvv_weight_free(p->weight);
+        p->weight = NULL;
+        if (gemm_rvv_weight_create_in(p->n, p->k, p->data, p->bytes, &p->weight) != GEMM_RVV_OK)
+            drop_at(b, i); /* it was made over these bytes before; if not now, read plain */
     }
     pthread_mutex_unlock(&b->lock);
-    if (count && !placed) {
-        grg_log(GGML_LOG_LEVEL_ERROR, "%s: no memory to clear a buffer\n", GRG_NAME);
-        return;
-    }
-    drop_all(b);
-    memset(b->base, value, buf->size);
-    for (size_t i = 0; i < count; i++)
-        if (place_packed(b, &placed[i]) == GGML_STATUS_SUCCESS)
-            buffer_memset(buf, &placed[i], value, 0, ggml_nbytes(&placed[i]));
-    free(placed);
 }
 
 /* The tensors are gone (ggml places new ones): nothing may point at their objects. */
