@@ -43,18 +43,25 @@ int main(void)
 {
     uint16_t *w = malloc((size_t)N * K * sizeof *w);
     uint16_t *x = malloc((size_t)M_MAX * K * sizeof *x);
+    float *x_f32 = malloc((size_t)M_MAX * K * sizeof *x_f32);
     float *bias = malloc(N * sizeof *bias), *y = malloc((size_t)M_MAX * N * sizeof *y);
-    if (!w || !x || !bias || !y)
+    if (!w || !x || !x_f32 || !bias || !y)
         return 1;
     for (size_t i = 0; i < (size_t)N * K; i++)
         w[i] = to_bf16((float)((i * 7919) % 41) / 32.0f - 0.625f);
+    /* An engine's activations are often FP32: the library rounds them to BF16. */
     for (size_t i = 0; i < (size_t)M_MAX * K; i++)
-        x[i] = to_bf16((float)((i * 104729) % 23) / 16.0f - 0.6875f);
+        x_f32[i] = (float)((i * 104729) % 23) / 16.0f - 0.6875f;
+    gemm_rvv_status s = gemm_rvv_round_bf16(x_f32, (int64_t)M_MAX * K, x);
+    if (s != GEMM_RVV_OK) {
+        fprintf(stderr, "round_bf16: %s\n", gemm_rvv_strerror(s));
+        return 1;
+    }
     for (int n = 0; n < N; n++)
         bias[n] = (float)(n % 5) * 0.25f;
 
     gemm_rvv_weight *weight;
-    gemm_rvv_status s = gemm_rvv_weight_create(w, N, K, K, &weight);
+    s = gemm_rvv_weight_create(w, N, K, K, &weight);
     if (s != GEMM_RVV_OK) {
         fprintf(stderr, "weight_create: %s\n", gemm_rvv_strerror(s));
         return 1;
@@ -84,6 +91,7 @@ int main(void)
            5 * N);
     free(w);
     free(x);
+    free(x_f32);
     free(bias);
     free(y);
     return wrong != 0;

@@ -163,9 +163,10 @@ static int tiles_file(struct text *out, const struct variant_templates *vt, cons
     }
     text_printf(out, "\nconst struct gr_variant gr_variant_%s = {\n    .name = \"%s\",\n"
                      "    .vlenb = vlenb_%s,\n    .x_bytes = %s,\n    .layout = %s,\n"
-                     "    .arrange = arrange_%s,\n    .pack = pack_%s,\n    .tiles = {",
+                     "    .arrange = arrange_%s,\n    .pack = pack_%s,\n"
+                     "    .round_bf16 = round_bf16_%s,\n    .tiles = {",
                 vs->slot, vs->name, vs->name, vs->x_bf16 ? "sizeof(uint16_t)" : "sizeof(float)",
-                vs->layout_rows ? "GR_LAYOUT_ROWS" : "GR_LAYOUT_PAIRS", vs->name, vs->name);
+                vs->layout_rows ? "GR_LAYOUT_ROWS" : "GR_LAYOUT_PAIRS", vs->name, vs->name, vs->name);
     for (unsigned l = 1, i = 0; l <= 8; l *= 2, i++) {
         if (p->tile_rows_by_lmul[l])
             text_printf(out, "%sgr_bf16_tiles_%s_%s", i ? ", " : "", lmul_suffix[l], vs->name);

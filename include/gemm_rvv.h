@@ -126,6 +126,12 @@ gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
                                 const gemm_rvv_weight *weight, const float *bias, void *y,
                                 int64_t ldy, gemm_rvv_type y_type);
 
+/* X for a call from FP32 activations: out[i] = x[i] rounded to BF16 (nearest even; a NaN stays
+ * a quiet NaN with its sign), for i < count, as gemm_rvv_type BF16 outputs are rounded. Vector
+ * code where the kernels run, scalar elsewhere, the same bits. out must not overlap x.
+ * GEMM_RVV_ERR_NULL, _SIZE (count < 0), _OVERFLOW or _ALIAS: nothing is written. */
+gemm_rvv_status gemm_rvv_round_bf16(const float *x, int64_t count, uint16_t *out);
+
 /* The same on weights the engine did not pack: W is PyTorch's [N, K] layout, row stride ldw. */
 gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
                                       const uint16_t *w, int64_t n, int64_t k, int64_t ldw,

@@ -1,5 +1,6 @@
-/* Activations widened to FP32 for the scalar fallback (the kernels widen theirs per K block,
- * in vector code: gr_variant.widen). */
+/* The activations' conversions: FP32 to BF16 for an engine (gemm_rvv_round_bf16, here), and
+ * BF16 widened to FP32 for the scalar fallback (the kernels arrange theirs per K block, in
+ * vector code: gr_variant.arrange). */
 #ifndef GEMM_RVV_ACTIVATIONS_H
 #define GEMM_RVV_ACTIVATIONS_H
 
