@@ -103,9 +103,10 @@ enum ggml_status grg_mul_mat(struct ggml_tensor *dst, uint16_t **scratch, size_t
     for (int64_t i3 = 0; i3 < x->ne[3]; i3++) {
         for (int64_t i2 = 0; i2 < x->ne[2]; i2++) {
             const char *xs = (const char *)x->data + i2 * x->nb[2] + i3 * x->nb[3];
+            /* Rounded as ggml's CPU backend rounds its BF16 products' activations (nearest
+             * even, NaN kept quiet), in the library's vector code. */
             for (int64_t r = 0; r < m; r++)
-                ggml_fp32_to_bf16_row_ref((const float *)(xs + r * x->nb[1]),
-                                          (ggml_bf16_t *)(*scratch + r * k), k);
+                gemm_rvv_round_bf16((const float *)(xs + r * x->nb[1]), k, *scratch + r * k);
             void *y = (char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3];
             gemm_rvv_status s =
                 p ? gemm_rvv_linear(*scratch, m, k, p->weight, NULL, y, ldy, GEMM_RVV_F32)
