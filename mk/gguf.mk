@@ -107,9 +107,11 @@ $(HWPROBE_SHIM): measure/llama/hwprobe_shim.c $(BUILD)/probe.ok
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@ -ldl
 
-# The GQA Llama and the Qwen2.5-shaped Qwen2 (hidden 896, tied): with gguf-shapes' gate the
-# plugin serves every BF16 Linear of both (make bench-llama LLAMA_BENCH_MODELS="llama qwen3": the others).
-LLAMA_BENCH_MODELS ?= llama-gqa qwen2-tied
+# The GQA Llama and the Qwen2.5-shaped Qwen2 (hidden 896, tied) in 2 layers (of a prompt the last
+# layer's FFN runs on one row only, so in 1 layer a prompt token has none at the batch's M): with
+# gguf-shapes' gate the plugin serves every BF16 Linear of both. LLAMA_BENCH_MODELS="llama-gqa
+# qwen2-tied" counts the 1-layer test models, "llama qwen3" the others.
+LLAMA_BENCH_MODELS ?= llama-gqa-2l qwen2-tied-2l
 
 bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
 	@set -e; for m in $(LLAMA_BENCH_MODELS); do \

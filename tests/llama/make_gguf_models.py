@@ -13,6 +13,9 @@ python3-gguf's GGUFWriter, seeded, so every run writes the same bytes:
                          intermediate 4864, 14 query heads and 2 key/value heads of 64,
                          vocabulary 1024, no output.weight (lm_head tied to token_embd):
                          every Linear is below the default gate.
+  OUT/llama-gqa-2l.gguf, OUT/qwen2-tied-2l.gguf  the same in 2 layers, for make bench-llama:
+                         of a prompt llama.cpp runs the last layer's FFN on its last position
+                         only, so in 1 layer a prompt token has no FFN at the batch's M.
   OUT/llama-noplan.gguf  the Llama with a vocabulary of 1280: lm_head (1280 x 1024) is the one
                          Linear whose shape the Llama's shapes file does not hold.
   OUT/llama-f16.gguf     the Llama with F16 weights;  OUT/llama-q8_0.gguf  with Q8_0 weights.
@@ -173,6 +176,8 @@ def main():
     write_model(os.path.join(out, "qwen3.gguf"), QWEN3)
     write_model(os.path.join(out, "llama-gqa.gguf"), LLAMA_GQA)
     write_model(os.path.join(out, "qwen2-tied.gguf"), QWEN2_TIED)
+    write_model(os.path.join(out, "llama-gqa-2l.gguf"), dict(LLAMA_GQA, layers=2))
+    write_model(os.path.join(out, "qwen2-tied-2l.gguf"), dict(QWEN2_TIED, layers=2))
     write_model(os.path.join(out, "llama-noplan.gguf"), dict(LLAMA, vocab=1280))
     write_model(os.path.join(out, "llama-f16.gguf"), LLAMA, QType.F16)
     write_model(os.path.join(out, "llama-q8_0.gguf"), LLAMA, QType.Q8_0)
