@@ -461,9 +461,13 @@ static struct gr_plan small_blocks(const struct gr_plan *e, uint32_t shared)
 {
     struct gr_plan small = *e;
     small.blocking[GR_L2_ALONE] =
-        (struct gr_blocking){GR_ORDER_STRIPS, 8, 64, 1, 1, 512, shared, shared};
+        (struct gr_blocking){.order = GR_ORDER_STRIPS, .k_block = 8, .col_block = 64,
+                             .x_copy_rows = 1, .x_copy_cols = 1, .x_copy_stride = 512,
+                             .x_copy_shared = shared, .col_rounds = shared};
     small.blocking[GR_L2_SHARED] =
-        (struct gr_blocking){GR_ORDER_TILES, 16, 64, 1, 1, 512, shared, shared};
+        (struct gr_blocking){.order = GR_ORDER_TILES, .k_block = 16, .col_block = 64,
+                             .x_copy_rows = 1, .x_copy_cols = 1, .x_copy_stride = 512,
+                             .x_copy_shared = shared, .col_rounds = shared};
     small.plain[GR_L2_ALONE] = small.blocking[shared ? GR_L2_SHARED : GR_L2_ALONE];
     small.plain[GR_L2_SHARED] = small.blocking[shared ? GR_L2_ALONE : GR_L2_SHARED];
     return small;
@@ -617,8 +621,14 @@ static void test_misaligned_starts(void **state)
         struct gr_plan small[2] = {*e, *e};
         for (uint32_t copy = 0; copy < 2; copy++) {
             struct gr_plan *s = &small[copy];
-            s->blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 32, 64, copy, 1, 64, 0, 0};
-            s->blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 64, 64, copy, 1, 64, 0, 0};
+            s->blocking[GR_L2_ALONE] =
+                (struct gr_blocking){.order = GR_ORDER_STRIPS, .k_block = 32, .col_block = 64,
+                                     .x_copy_rows = copy, .x_copy_cols = 1, .x_copy_stride = 64,
+                                     .x_copy_shared = 0, .col_rounds = 0};
+            s->blocking[GR_L2_SHARED] =
+                (struct gr_blocking){.order = GR_ORDER_TILES, .k_block = 64, .col_block = 64,
+                                     .x_copy_rows = copy, .x_copy_cols = 1, .x_copy_stride = 64,
+                                     .x_copy_shared = 0, .col_rounds = 0};
             s->plain[GR_L2_ALONE] = s->blocking[GR_L2_ALONE];
             s->plain[GR_L2_SHARED] = s->blocking[GR_L2_SHARED];
         }
