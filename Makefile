@@ -258,11 +258,17 @@ FULL_DEPS    := $(QUICK_DEPS) engine-deps
 # counted as skipped, not passed.
 SKIPPED_DIR  := $(abspath $(BUILD))/skipped
 export CHECK_SKIPPED_DIR := $(SKIPPED_DIR)
+# Every recipe line of a tier is timed (tools/timed-sh); the tier ends with each check's wall
+# and CPU time (tools/check-times; the log is $(TIME_LOG)).
+TIME_LOG     := $(abspath $(BUILD))/check-times.log
+TIMED_MAKE    = CHECK_TIME_LOG=$(TIME_LOG) $(MAKE) --no-print-directory \
+                SHELL=$(CURDIR)/tools/timed-sh .SHELLFLAGS='$$@ -c'
 define run_tier
-	@rm -rf $(SKIPPED_DIR)
-	@$(MAKE) --no-print-directory $(3)
-	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target $(1)
-	@$(MAKE) --no-print-directory test-board
+	@rm -rf $(SKIPPED_DIR) $(TIME_LOG)
+	@$(TIMED_MAKE) $(3)
+	@$(TIMED_MAKE) -j$(JOBS) --output-sync=target $(1)
+	@$(TIMED_MAKE) test-board
+	@tools/check-times $(TIME_LOG) $(1) test-board
 	@all="$(1) test-board"; skipped=$$(cd $(SKIPPED_DIR) 2>/dev/null && ls | tr "\n" " "); \
 	 passed=$$(for c in $$all; do case " $$skipped " in *" $$c "*) ;; *) echo $$c ;; esac; done); \
 	 echo "make $(2): $$(echo $$passed | wc -w) checks passed ($$(echo $$passed))"; \
