@@ -243,13 +243,14 @@ test-target-full: $(TARGET_PROGRAMS)
 # The two test tiers, declared here only (docs/testing.md). make test, what CI runs: every
 # program of the matrix at least once, the kernels at VLEN 128 (tail/mask all ones), 1024 and
 # under sid's QEMU, every host-side check, and ggml's own test of the plugin. make test-full:
-# the whole matrix and every long check. The checks of a tier run in one make, in parallel;
-# the README's commands run last and alone, since they run make themselves.
-QUICK_CHECKS := test-host test-models test-setup-deps test-sysheaders test-host-runtime \
-                test-engine-host test-spills test-no-vector test-clang test-target test-ggml \
-                test-gguf-shapes test-llama test-rpc test-placement test-project
-FULL_CHECKS  := $(filter-out test-target test-ggml test-llama,$(QUICK_CHECKS)) \
-                test-target-full test-ggml-full test-llama-full check-engine
+# the whole matrix and every long check. The checks of a tier run in one make, in parallel,
+# the longest first (make starts them in this order: the short ones fill in beside them); the
+# README's commands run last and alone, since they run make themselves.
+QUICK_CHECKS := test-ggml test-target test-llama test-rpc test-host-runtime test-placement \
+                test-gguf-shapes test-clang test-setup-deps test-host test-models \
+                test-sysheaders test-engine-host test-spills test-no-vector test-project
+FULL_CHECKS  := test-target-full test-ggml-full test-llama-full check-engine \
+                $(filter-out test-target test-ggml test-llama,$(QUICK_CHECKS))
 # What the checks fetch, fetched first and once (two checks must not fetch into one folder).
 QUICK_DEPS   := ggml-deps $(if $(TOOLCHAIN),sid-qemu)
 FULL_DEPS    := $(QUICK_DEPS) engine-deps
@@ -258,11 +259,17 @@ FULL_DEPS    := $(QUICK_DEPS) engine-deps
 # counted as skipped, not passed.
 SKIPPED_DIR  := $(abspath $(BUILD))/skipped
 export CHECK_SKIPPED_DIR := $(SKIPPED_DIR)
+# Every recipe line of a tier is timed (tools/timed-sh); the tier ends with each check's wall
+# and CPU time (tools/check-times; the log is $(TIME_LOG)).
+TIME_LOG     := $(abspath $(BUILD))/check-times.log
+TIMED_MAKE    = CHECK_TIME_LOG=$(TIME_LOG) $(MAKE) --no-print-directory \
+                SHELL=$(CURDIR)/tools/timed-sh .SHELLFLAGS='$$@ -c'
 define run_tier
-	@rm -rf $(SKIPPED_DIR)
-	@$(MAKE) --no-print-directory $(3)
-	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target $(1)
-	@$(MAKE) --no-print-directory test-board
+	@rm -rf $(SKIPPED_DIR) $(TIME_LOG)
+	@$(TIMED_MAKE) $(3)
+	@$(TIMED_MAKE) -j$(JOBS) --output-sync=target $(1)
+	@$(TIMED_MAKE) test-board
+	@tools/check-times $(TIME_LOG) $(1) test-board
 	@all="$(1) test-board"; skipped=$$(cd $(SKIPPED_DIR) 2>/dev/null && ls | tr "\n" " "); \
 	 passed=$$(for c in $$all; do case " $$skipped " in *" $$c "*) ;; *) echo $$c ;; esac; done); \
 	 echo "make $(2): $$(echo $$passed | wc -w) checks passed ($$(echo $$passed))"; \

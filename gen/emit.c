@@ -97,15 +97,34 @@ static int expand(struct text *out, const char *text, const char *path,
     return template_expand(text, v, &d, out);
 }
 
+/* struct gr_blocking's members after `order`, one a line with its comment: gen/plan_fields.h's
+ * list. */
+static void blocking_members(struct text *out)
+{
+#define MEMBER_(name, value, brk, doc) \
+    text_printf(out, "%s    uint32_t %-14s /* %s */", out->len ? "\n" : "", #name ";", doc);
+    BLOCKING_FIELDS(MEMBER_)
+#undef MEMBER_
+}
+
 static int contract_file(struct text *out, const struct templates *t, int host_tiles)
 {
+    struct text members = {0};
+    blocking_members(&members);
+    if (members.failed) {
+        text_free(&members);
+        return -1;
+    }
     struct template_vars v = {.count = 0};
     tvars_text(&v, "VERSION", GEMM_RVV_VERSION_STRING);
     tvars_number(&v, "BUCKETS_MAX", BUCKETS_MAX);
     tvars_number(&v, "TILE_ROWS_MAX", TILE_MAX_ROWS);
     tvars_number(&v, "PLAIN_STRIP_BYTES", PLAIN_STRIP_BYTES);
     tvars_number(&v, "HOST_TILES", host_tiles);
-    return expand(out, t->contract, t->contract_path, &v);
+    tvars_text(&v, "BLOCKING_MEMBERS", members.data);
+    int rc = expand(out, t->contract, t->contract_path, &v);
+    text_free(&members);
+    return rc;
 }
 
 static const char *const lmul_suffix[9] = {"", "m1", "m2", "", "m4", "", "", "", "m8"};
@@ -234,7 +253,7 @@ static void blocking_field(struct text *out, const char *field,
     for (int i = 0; i < SHARES; i++) {
         const struct blocking *b = &blockings[i];
         text_printf(out, "        [%s] = {.order = %s", share_names[i], order_names[b->order]);
-#define C_FIELD(name, value, brk) \
+#define C_FIELD(name, value, brk, doc) \
     text_printf(out, ",%s." #name " = %llu", (brk) ? "\n            " : " ", \
                 (unsigned long long)(value));
         BLOCKING_FIELDS(C_FIELD)
@@ -340,7 +359,7 @@ static void registry_file(struct text *out, const struct plan *p, const struct e
 static void json_blocking(struct text *out, const struct blocking *b)
 {
     text_printf(out, "{\"order\": \"%s\"", b->order == ORDER_STRIPS ? "strips" : "tiles");
-#define JSON_FIELD(name, value, brk) \
+#define JSON_FIELD(name, value, brk, doc) \
     text_printf(out, ", \"" #name "\": %llu", (unsigned long long)(value));
     BLOCKING_FIELDS(JSON_FIELD)
 #undef JSON_FIELD

@@ -21,7 +21,7 @@ struct plan_row {
     uint64_t n, k;
     unsigned bucket;                 /* 1: the GEMV; else the largest M of the block */
     struct tile tile;
-    struct blocking blocking[SHARES]; /* the whole L2; one core's share of it */
+    struct blocking blocking[SHARES]; /* a core alone on the L2; its cluster's cores at once */
     struct blocking plain[SHARES];    /* the same, for plain [N, K] weights */
     char name[PLAN_NAME_MAX];        /* "bf16_gemm_m16_n4096_k4096" */
     size_t users;                    /* (layer, M) entries it serves */

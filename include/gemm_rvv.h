@@ -203,8 +203,15 @@ void gemm_rvv_release_memory(void);
  *                      (default: the online CPUs)
  *   GEMM_RVV_AFFINITY  compact, spread or none (default: none)
  *   GEMM_RVV_DISABLE   1: every call on the scalar fallback; 0: kernels serve (default: 0)
- *   GEMM_RVV_BLOCKING  alone or shared: the plans' blocking for a whole L2 or for a share of
- *                      one, for measurements (default: shared when more than one thread runs)
+ *   GEMM_RVV_BLOCKING  alone or shared, for measurements: which of a plan's two blockings
+ *                      runs (default: alone with one thread, shared with more). alone: one
+ *                      thread on the whole L2. shared: the threads of one call, all the cores
+ *                      of an L2 at once (a K1 cluster's four); below 32 rows of M that is one
+ *                      core's share of the L2, from 32 rows the cluster's blocking (one copy
+ *                      of X, column blocks in rounds). No blocking is made for one thread
+ *                      whose L2 is shared with other work at 32 rows or more: it moves
+ *                      5.35 x the minimum with shared at M = 128 on a 128 KiB share, 6.07 x
+ *                      with alone (docs/blocking.md, "Which blocking runs").
  * Any other value is reported once on stderr, as one line naming the variable, its value (cut
  * to 40 characters, bytes other than printable ASCII shown as '?') and the setting used
  * instead, which is the default; e.g.

@@ -88,8 +88,9 @@ endef
 
 LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 
+# The quick tier: the GQA Llama (the tied Qwen2 and the others: test-llama-full).
 test-llama: $(LLAMA_TEST_DEPS)
-	$(call check_llama,llama-gqa qwen2-tied,1)
+	$(call check_llama,llama-gqa,1)
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa))
 
 test-llama-full: $(LLAMA_TEST_DEPS)

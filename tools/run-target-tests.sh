@@ -25,7 +25,7 @@ case $tier in quick) column=2 ;; full) column=3 ;; *) usage ;; esac
 LOG_DIR=${LOG_DIR:-build/test/logs}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 mkdir -p "$LOG_DIR"
-rm -f "$LOG_DIR"/*.log "$LOG_DIR"/*.rc "$LOG_DIR"/*.time
+rm -f "$LOG_DIR"/*.log "$LOG_DIR"/*.rc "$LOG_DIR"/*.time "$LOG_DIR"/*.cpu
 RUN=$(cd "$(dirname "$0")" && pwd)/riscv64-run
 
 # The configurations of program $1 in this tier, one per line.
@@ -72,7 +72,13 @@ run_one() {
     *) echo "error: unknown configuration '$cfg' (tests/matrix.txt names them)"; false ;;
   esac > "$LOG_DIR/$tag.log" 2>&1
   echo $? > "$LOG_DIR/$tag.rc"
-  echo $((($(date +%s%N) - start) / 100000000)) > "$LOG_DIR/$tag.time" # tenths of a second
+  # Wall and CPU time (the run's user + system, from times' children line), in seconds.
+  times > "$LOG_DIR/$tag.cpu"
+  awk -v wall=$((($(date +%s%N) - start) / 1000000)) 'NR == 2 {
+      split($1, u, /[ms]/); split($2, s, /[ms]/)
+      printf "%.1f %.1f\n", wall / 1000, u[1] * 60 + u[2] + s[1] * 60 + s[2] }' \
+    "$LOG_DIR/$tag.cpu" > "$LOG_DIR/$tag.time"
+  rm -f "$LOG_DIR/$tag.cpu"
 }
 export -f run_one
 export LOG_DIR QEMU_SYSROOT RUN SID_QEMU
@@ -88,8 +94,8 @@ for prog in "$@"; do
   for cfg in $(configs_of "$name"); do
     tag="$name@$cfg"
     rc=$(cat "$LOG_DIR/$tag.rc" 2>/dev/null || echo 127)
-    tenths=$(cat "$LOG_DIR/$tag.time" 2>/dev/null || echo 0)
-    echo "=== $name on $cfg ($((tenths / 10)).$((tenths % 10)) s) ==="
+    read -r wall cpu < "$LOG_DIR/$tag.time" 2>/dev/null || wall=0 cpu=0
+    echo "=== $name on $cfg ($wall s, $cpu s of CPU) ==="
     cat "$LOG_DIR/$tag.log"
     if [ "$rc" = 0 ]; then passed=$((passed + 1)); else
       failed=$((failed + 1)); failures+=("$name on $cfg (exit $rc)"); fi

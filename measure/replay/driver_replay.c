@@ -421,7 +421,7 @@ static int placement_offset(const char *placement, uint64_t element, uint64_t *o
 static struct gr_blocking plan_blocking(const struct blocking *b)
 {
     struct gr_blocking g = {.order = (uint32_t)b->order};
-#define PLAN_FIELD_(name, value, brk) g.name = (uint32_t)(value);
+#define PLAN_FIELD_(name, value, brk, doc) g.name = (uint32_t)(value);
     BLOCKING_FIELDS(PLAN_FIELD_)
 #undef PLAN_FIELD_
     return g;

@@ -166,8 +166,14 @@ static void test_plans_against_fallback(void **state)
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
         struct gr_plan small = *e;
-        small.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 1, 1, 1, 512, 0, 0};
-        small.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 1, 1, 1, 512, 0, 0};
+        small.blocking[GR_L2_ALONE] =
+            (struct gr_blocking){.order = GR_ORDER_STRIPS, .k_block = 8, .col_block = 1,
+                                 .x_copy_rows = 1, .x_copy_cols = 1, .x_copy_stride = 512,
+                                 .x_copy_shared = 0, .col_rounds = 0};
+        small.blocking[GR_L2_SHARED] =
+            (struct gr_blocking){.order = GR_ORDER_TILES, .k_block = 16, .col_block = 1,
+                                 .x_copy_rows = 1, .x_copy_cols = 1, .x_copy_stride = 512,
+                                 .x_copy_shared = 0, .col_rounds = 0};
         small.plain[GR_L2_ALONE] = small.blocking[GR_L2_SHARED];
         small.plain[GR_L2_SHARED] = small.blocking[GR_L2_ALONE];
         /* Taken in turn over the plans: the bucket's rows or one fewer, FP32 or BF16 output,
@@ -214,12 +220,24 @@ static void test_shared_copy_and_rounds(void **state)
         if (e->bucket < 32)
             continue;
         struct gr_plan shared = *e, rounds_only = *e;
-        shared.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_STRIPS, 8, 1, 1, 1, 2, 1, 1};
-        shared.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_TILES, 16, 1, 1, 1, 2, 1, 1};
+        shared.blocking[GR_L2_ALONE] =
+            (struct gr_blocking){.order = GR_ORDER_STRIPS, .k_block = 8, .col_block = 1,
+                                 .x_copy_rows = 1, .x_copy_cols = 1, .x_copy_stride = 2,
+                                 .x_copy_shared = 1, .col_rounds = 1};
+        shared.blocking[GR_L2_SHARED] =
+            (struct gr_blocking){.order = GR_ORDER_TILES, .k_block = 16, .col_block = 1,
+                                 .x_copy_rows = 1, .x_copy_cols = 1, .x_copy_stride = 2,
+                                 .x_copy_shared = 1, .col_rounds = 1};
         shared.plain[GR_L2_ALONE] = shared.blocking[GR_L2_SHARED];
         shared.plain[GR_L2_SHARED] = shared.blocking[GR_L2_ALONE];
-        rounds_only.blocking[GR_L2_ALONE] = (struct gr_blocking){GR_ORDER_TILES, 8, 1, 0, 1, 2, 0, 1};
-        rounds_only.blocking[GR_L2_SHARED] = (struct gr_blocking){GR_ORDER_STRIPS, 16, 1, 0, 1, 2, 0, 1};
+        rounds_only.blocking[GR_L2_ALONE] =
+            (struct gr_blocking){.order = GR_ORDER_TILES, .k_block = 8, .col_block = 1,
+                                 .x_copy_rows = 0, .x_copy_cols = 1, .x_copy_stride = 2,
+                                 .x_copy_shared = 0, .col_rounds = 1};
+        rounds_only.blocking[GR_L2_SHARED] =
+            (struct gr_blocking){.order = GR_ORDER_STRIPS, .k_block = 16, .col_block = 1,
+                                 .x_copy_rows = 0, .x_copy_cols = 1, .x_copy_stride = 2,
+                                 .x_copy_shared = 0, .col_rounds = 1};
         rounds_only.plain[GR_L2_ALONE] = rounds_only.blocking[GR_L2_SHARED];
         rounds_only.plain[GR_L2_SHARED] = rounds_only.blocking[GR_L2_ALONE];
         const struct gr_plan *plans[3] = {&shared, &rounds_only, e};

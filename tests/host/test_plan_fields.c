@@ -2,7 +2,7 @@
  * shapes.yaml (on several targets), the fields of each of its four blockings in the plan's C
  * data and in manifest.json against blocking_choose's, called here as the plan calls it. The
  * kernels give the same bits at any blocking, so no target test sees a swapped field; this
- * one does. And gen/plan_fields.h's list is struct gr_blocking of templates/contract.h.in,
+ * one does. And the emitted gr_contract.h's struct gr_blocking is gen/plan_fields.h's list,
  * member for member, in order. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -94,6 +94,55 @@ static void expect_fields(const char *text, const struct blocking *b, int json, 
     }
 }
 
+/* The list and the test's own name the same fields. */
+static void test_list_is_the_test_s(void **state)
+{
+    (void)state;
+    struct blocking b = {0};
+    struct field f[FIELDS];
+    expected_fields(&b, f);
+    assert_int_equal(BLOCKING_FIELD_COUNT, FIELDS);
+    for (int i = 0; i < FIELDS; i++)
+        assert_string_equal(blocking_field_names[i], f[i].name);
+}
+
+/* The emitted contract's struct gr_blocking (at path) has `order`, then the list's members. */
+static void check_contract(const char *path)
+{
+    char *contract = slurp(path);
+    char *body = between(contract, "struct gr_blocking {", "};", path);
+    /* Members: the identifiers after "uint32_t" up to ";", comments skipped. */
+    const char *names[16];
+    char *copies[16];
+    int count = 0;
+    for (char *c = body; (c = strstr(c, "uint32_t ")) != NULL;) {
+        c += strlen("uint32_t ");
+        char *semi = strchr(c, ';');
+        assert_non_null(semi);
+        for (char *tok = c; tok < semi;) {
+            while (*tok == ' ' || *tok == ',')
+                tok++;
+            size_t len = strspn(tok, "abcdefghijklmnopqrstuvwxyz_0123456789");
+            assert_true(len > 0 && count < 16);
+            copies[count] = strndup(tok, len);
+            names[count] = copies[count];
+            count++;
+            tok += len;
+        }
+        c = semi;
+    }
+    assert_int_equal(count, 1 + FIELDS);
+    assert_string_equal(names[0], "order");
+    for (int i = 0; i < FIELDS; i++)
+        if (strcmp(names[1 + i], blocking_field_names[i]) != 0)
+            fail_msg("struct gr_blocking member %d is %s, gen/plan_fields.h says %s", 1 + i,
+                     names[1 + i], blocking_field_names[i]);
+    for (int i = 0; i < count; i++)
+        free(copies[i]);
+    free(body);
+    free(contract);
+}
+
 static void check_target(const char *target_name)
 {
     char shapes_path[512], work[] = "/tmp/gemm-rvv-fields-XXXXXX", path[1024];
@@ -107,6 +156,8 @@ static void check_target(const char *target_name)
     assert_int_equal(plan_build(&s, &s.gate, &s.buckets, &s.target, &p), 0);
     struct emit_options o = {"shapes.yaml", GEN_TEMPLATES_DIR, work, &s.gate, &s.buckets, 0};
     assert_int_equal(emit_plan(&s, &p, &o), 0);
+    snprintf(path, sizeof path, "%s/gr_contract.h", work);
+    check_contract(path);
     snprintf(path, sizeof path, "%s/manifest.json", work);
     char *manifest = slurp(path);
     assert_true(p.row_count > 0);
@@ -171,57 +222,10 @@ static void test_fields_as_chosen(void **state)
     check_target("generic");
 }
 
-/* The list, the test's own and the contract's struct gr_blocking name the same fields. */
-static void test_list_is_the_contract(void **state)
-{
-    (void)state;
-    struct blocking b = {0};
-    struct field f[FIELDS];
-    expected_fields(&b, f);
-    assert_int_equal(BLOCKING_FIELD_COUNT, FIELDS);
-    for (int i = 0; i < FIELDS; i++)
-        assert_string_equal(blocking_field_names[i], f[i].name);
-
-    char path[512];
-    snprintf(path, sizeof path, "%s/contract.h.in", GEN_TEMPLATES_DIR);
-    char *contract = slurp(path);
-    char *body = between(contract, "struct gr_blocking {", "};", path);
-    /* Members: the identifiers after "uint32_t" up to ";", comments skipped. */
-    const char *names[16];
-    char *copies[16];
-    int count = 0;
-    for (char *c = body; (c = strstr(c, "uint32_t ")) != NULL;) {
-        c += strlen("uint32_t ");
-        char *semi = strchr(c, ';');
-        assert_non_null(semi);
-        for (char *tok = c; tok < semi;) {
-            while (*tok == ' ' || *tok == ',')
-                tok++;
-            size_t len = strspn(tok, "abcdefghijklmnopqrstuvwxyz_0123456789");
-            assert_true(len > 0 && count < 16);
-            copies[count] = strndup(tok, len);
-            names[count] = copies[count];
-            count++;
-            tok += len;
-        }
-        c = semi;
-    }
-    assert_int_equal(count, 1 + FIELDS);
-    assert_string_equal(names[0], "order");
-    for (int i = 0; i < FIELDS; i++)
-        if (strcmp(names[1 + i], blocking_field_names[i]) != 0)
-            fail_msg("struct gr_blocking member %d is %s, gen/plan_fields.h says %s", 1 + i,
-                     names[1 + i], blocking_field_names[i]);
-    for (int i = 0; i < count; i++)
-        free(copies[i]);
-    free(body);
-    free(contract);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_list_is_the_contract),
+        cmocka_unit_test(test_list_is_the_test_s),
         cmocka_unit_test(test_fields_as_chosen),
     };
     return cmocka_run_group_tests_name("plan fields", tests, NULL, NULL);
