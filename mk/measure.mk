@@ -115,7 +115,7 @@ $(DRAM_REAL): measure/dram/dram_variant.c $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
 # runtime is linked), memcpy renamed to its tracing one; plan_call.c, split.c, lines.c and
 # scratch.c as they are, gr_scratch_take wrapped. The contract is the host runtime's.
 REPLAY_GEN    := $(BUILD)/host-runtime/gen
-REPLAY_CFLAGS := $(HOST_CFLAGS) -D_POSIX_C_SOURCE=200809L -Iinclude -Iruntime -I$(REPLAY_GEN)
+REPLAY_CFLAGS := $(HOST_CFLAGS) -Werror -D_POSIX_C_SOURCE=200809L -Iinclude -Iruntime -I$(REPLAY_GEN)
 REPLAY_RT     := runtime/plan_call.c runtime/split.c runtime/lines.c runtime/scratch.c
 $(MEASURE)/replay/driver_traced.o: runtime/driver.c $(wildcard runtime/*.h) $(REPLAY_GEN)/manifest.json
 	@mkdir -p $(@D)

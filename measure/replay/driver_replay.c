@@ -289,8 +289,13 @@ static const gr_tile_fn trace_tiles[GR_TILE_ROWS_MAX] = {
 };
 
 static const struct gr_variant trace_variant = {
-    "trace", trace_vlenb, 4, GR_LAYOUT_PAIRS, trace_arrange, trace_pack,
-    {trace_tiles, trace_tiles, trace_tiles, trace_tiles},
+    .name = "trace",
+    .vlenb = trace_vlenb,
+    .x_bytes = 4,
+    .layout = GR_LAYOUT_PAIRS,
+    .arrange = trace_arrange,
+    .pack = trace_pack,
+    .tiles = {trace_tiles, trace_tiles, trace_tiles, trace_tiles},
 };
 
 /* ---- what the runtime asks of the machine ---------------------------------------------------- */
