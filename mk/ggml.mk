@@ -78,6 +78,7 @@ $(eval $(call plugin_rules,ggml-other,$(BUILD)/ggml-other/gen))
 # A libggml-base stand-in that reports another ggml release, preloaded in front of the real
 # one: the plugin must refuse to load into it.
 $(BUILD)/ggml-test/other-release.so: tests/ggml/other_release.c $(BUILD)/probe.ok
+	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@
 
 # The plugin driven through ggml's public API only (ggml.h, ggml-backend.h, ggml-alloc.h),
