@@ -15,10 +15,12 @@ RPC_CASE ?= llama-gqa
 # llama-perplexity's -c and -b: 32 rows a product (the plans of M <= 64 serve), half the
 # emulated vector work of test-llama's 64.
 RPC_CTX  ?= 32
+# 1: also a server with both devices, -d CPU,GEMM_RVV, and a client over its two.
+RPC_MIXED ?= 1
 
 test-rpc: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' \
-	  LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(RPC_CTX) \
+	  LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(RPC_CTX) MIXED=$(RPC_MIXED) \
 	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
 	  LOG_DIR=$(LLAMA_TEST)/logs-rpc tests/llama/check-rpc.sh $(LLAMA_MODELS) $(RPC_CASE)
 

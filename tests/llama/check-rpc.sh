@@ -9,9 +9,16 @@
 #   4. a client that runs to the end: its perplexity equals the reference (relative difference
 #      at most MAX_REL_DIFF), and the servers' logs together name, for each BF16 Linear whose
 #      (N, K) the plugin's library has plans for (LIB_MANIFEST), the plan that served it;
-#   5. the servers are still running, and each one's resident memory once the last client
-#      has gone is within RSS_SLACK_MIB of what it was after the one before (QEMU's own
-#      translated code grows it on the first graph: that is not compared).
+#   5. a second client that runs to the end on the same servers: the same perplexity as the
+#      first, to the last digit, and the same logits (llama-perplexity's --kl-divergence-base
+#      file of each, compared byte for byte);
+#   6. the servers are still running, and each one's resident memory once the last client
+#      has gone is within RSS_SLACK_MIB of what it was after the one killed in a graph
+#      (QEMU's own translated code grows it on the first graph: that is not compared);
+#   7. with MIXED=1: a third server with both devices, `-d CPU,GEMM_RVV`, and a client over
+#      its two (`-ts 1,1`: the block on its CPU device, the lm_head on GEMM_RVV): its
+#      perplexity equals the reference (MAX_REL_DIFF), GEMM_RVV served the lm_head, and the
+#      server still runs after it.
 # Every process it starts is killed when it ends (trap), and every wait is bounded.
 #
 # Usage: tests/llama/check-rpc.sh MODELS CASE
@@ -24,12 +31,14 @@
 #   PORT              the first server's port (the second's is PORT + 1); default: one from
 #                     this process's id in 20000-39999 not listened on
 #   RUN_TIMEOUT       seconds any one client may run (default 600)
+#   MIXED             1: also case 7 (default 0)
 #   LOG_DIR           where the logs go
 set -u
+[ $# -eq 2 ] || { echo "usage: $0 MODELS CASE" >&2; exit 2; }
 models=$1 case=$2
 : "${QEMU:?}" "${GGML_ROOT:?}" "${PLUGIN:?}" "${LIB_MANIFEST:?}" "${GGUF_SHAPES:?}"
 QEMU_CPU=${QEMU_CPU:-rv64,v=true,vlen=256}
-CTX=${CTX:-64} THREADS=${THREADS:-1} RUN_TIMEOUT=${RUN_TIMEOUT:-600}
+CTX=${CTX:-64} THREADS=${THREADS:-1} RUN_TIMEOUT=${RUN_TIMEOUT:-600} MIXED=${MIXED:-0}
 MAX_REL_DIFF=${MAX_REL_DIFF:-1e-3} RSS_SLACK_MIB=${RSS_SLACK_MIB:-16}
 LOG_DIR=${LOG_DIR:-build/llama/logs-rpc}
 SERVER=$GGML_ROOT/usr/libexec/riscv64-linux-gnu/llama/bin/ggml-rpc-server
@@ -122,6 +131,30 @@ servers_up() {
   [ "$bad" = 0 ] && ok
   return "$bad"
 }
+# start_server INDEX PORT DEVICES: a server with the plugin on 127.0.0.1:PORT serving DEVICES
+# (-d), its log $LOG_DIR/serverINDEX.log; sets server[INDEX] and waits until it listens.
+#
+# ggml-rpc-server 0.27 writes to its sockets without MSG_NOSIGNAL and leaves SIGPIPE as it
+# finds it: a client killed while the server is busy leaves connections queued, the server
+# answers one after the client is gone and the signal kills it (exit status 141). Started with
+# SIGPIPE ignored (as systemd starts services), it gets EPIPE and serves the next client; QEMU
+# gives the program the dispositions it was started with.
+ignoring_sigpipe() { trap '' PIPE; exec "$@"; }
+start_server() {
+  local i=$1 port=$2 devices=$3 end
+  start $((4 * RUN_TIMEOUT)) "$LOG_DIR/server$i.log" ignoring_sigpipe env GGML_BACKEND_PATH="$PLUGIN" "$QEMU" \
+    -cpu "$QEMU_CPU" -L "$GGML_ROOT" "$SERVER" -H 127.0.0.1 -p "$port" -d "$devices" \
+    -t "$THREADS"
+  server[i]=$pid
+  end=$((SECONDS + 60))
+  until listening "$port" || [ "$SECONDS" -ge "$end" ] || ! kill -0 "${server[$i]}" 2>/dev/null; do
+    sleep 0.2
+  done
+  listening "$port" || { fail "the server on port $port (-d $devices) does not listen ($LOG_DIR/server$i.log):"; tail -5 "$LOG_DIR/server$i.log"; exit 1; }
+}
+# rel_diff A B: |A - B| / B; within MAX_REL_DIFF A B: whether it is at most MAX_REL_DIFF.
+rel_diff() { awk -v a="$1" -v b="$2" 'BEGIN { d = (a - b) / b; printf "%.2e", d < 0 ? -d : d }'; }
+within() { awk -v r="$1" -v m="$MAX_REL_DIFF" 'BEGIN { exit !(r <= m) }'; }
 
 # 1. The reference: the model on the client's CPU, no plugin, no servers.
 client "$LOG_DIR/local.log"
@@ -132,25 +165,7 @@ echo "$case: perplexity $ref on the client's CPU alone"
 
 # The two servers, with the plugin, on 127.0.0.1 only.
 server=()
-# ggml-rpc-server 0.27 writes to its sockets without MSG_NOSIGNAL and leaves SIGPIPE as it
-# finds it: a client killed while the server is busy leaves connections queued, the server
-# answers one after the client is gone and the signal kills it (exit status 141). Started with
-# SIGPIPE ignored (as systemd starts services), it gets EPIPE and serves the next client; QEMU
-# gives the program the dispositions it was started with.
-ignoring_sigpipe() { trap '' PIPE; exec "$@"; }
-for i in 0 1; do
-  start $((4 * RUN_TIMEOUT)) "$LOG_DIR/server$i.log" ignoring_sigpipe env GGML_BACKEND_PATH="$PLUGIN" "$QEMU" \
-    -cpu "$QEMU_CPU" -L "$GGML_ROOT" "$SERVER" -H 127.0.0.1 -p "${ports[$i]}" -d GEMM_RVV \
-    -t "$THREADS"
-  server[i]=$pid
-done
-for i in 0 1; do
-  end=$((SECONDS + 60))
-  until listening "${ports[$i]}" || [ "$SECONDS" -ge "$end" ] || ! kill -0 "${server[$i]}" 2>/dev/null; do
-    sleep 0.2
-  done
-  listening "${ports[$i]}" || { fail "the server on port ${ports[$i]} does not listen:"; tail -5 "$LOG_DIR/server$i.log"; exit 1; }
-done
+for i in 0 1; do start_server "$i" "${ports[$i]}" GEMM_RVV; done
 rss0=("$(rss_kib "${server[0]}")" "$(rss_kib "${server[1]}")")
 echo "$case: two servers -d GEMM_RVV on $rpc (resident: ${rss0[0]} and ${rss0[1]} KiB)"
 
@@ -204,16 +219,18 @@ settled
 rss2=("$(rss_kib "${server[0]}")" "$(rss_kib "${server[1]}")")
 
 # 4. The next client runs to the end: the same perplexity, every planned BF16 Linear served.
-client "$LOG_DIR/rpc.log" --rpc "$rpc" -ngl 99 -ts 1,1
+# Its logits (the log-probabilities llama-perplexity saves for --kl-divergence) go to a file.
+rm -f "$LOG_DIR"/rpc*.logits
+client "$LOG_DIR/rpc.log" --rpc "$rpc" -ngl 99 -ts 1,1 --kl-divergence-base "$LOG_DIR/rpc.logits"
 start=$SECONDS
 wait "$client"
 with=$(ppl "$LOG_DIR/rpc.log")
 if [ -z "$with" ]; then
   fail "no perplexity over RPC ($LOG_DIR/rpc.log):"; tail -5 "$LOG_DIR/rpc.log"
 else
-  rel=$(awk -v a="$with" -v b="$ref" 'BEGIN { d = (a - b) / b; printf "%.2e", d < 0 ? -d : d }')
+  rel=$(rel_diff "$with" "$ref")
   echo "$case: perplexity $with over RPC with two GEMM_RVV servers ($((SECONDS - start)) s; relative difference $rel)"
-  if awk -v r="$rel" -v m="$MAX_REL_DIFF" 'BEGIN { exit !(r <= m) }'; then ok; else
+  if within "$rel"; then ok; else
     fail "the perplexities differ by $rel, more than $MAX_REL_DIFF"
   fi
 fi
@@ -237,19 +254,78 @@ else
   fail "the servers served $served of $expected BF16 Linears with plans (logs: $LOG_DIR/server0.log, server1.log)"
 fi
 
-# 5. Still serving, and the clients' memory given back.
+# 5. A second client on the same servers, after the first: the same perplexity line, the
+# same value of each chunk, and the same logits, bit for bit.
+settled
+client "$LOG_DIR/rpc2.log" --rpc "$rpc" -ngl 99 -ts 1,1 --kl-divergence-base "$LOG_DIR/rpc2.logits"
+start=$SECONDS
+wait "$client"
+final() { grep 'Final estimate: PPL = ' "$1" | sed 's/^[0-9.]* . //'; }
+chunks() { grep -oE '\[[0-9]+\][0-9]+\.[0-9]+' "$1" | tr '\n' ' '; }
+second=$(final "$LOG_DIR/rpc2.log") first=$(final "$LOG_DIR/rpc.log")
+if [ -z "$second" ] || [ -z "$first" ]; then
+  fail "no perplexity from the first or the second client ($LOG_DIR/rpc.log, rpc2.log)"
+elif [ "$second" != "$first" ] || [ "$(chunks "$LOG_DIR/rpc2.log")" != "$(chunks "$LOG_DIR/rpc.log")" ]; then
+  fail "the second client's perplexity differs from the first's: '$second' against '$first' ($LOG_DIR/rpc2.log, rpc.log)"
+elif [ -z "$(chunks "$LOG_DIR/rpc.log")" ]; then
+  fail "no chunk's perplexity in $LOG_DIR/rpc.log"
+else
+  ok; echo "$case: a second client on the same servers: the same perplexity, $second, chunks $(chunks "$LOG_DIR/rpc2.log")($((SECONDS - start)) s)"
+fi
+if [ ! -s "$LOG_DIR/rpc.logits" ] || [ ! -s "$LOG_DIR/rpc2.logits" ]; then
+  fail "no saved logits from the first or the second client ($LOG_DIR/rpc.logits, rpc2.logits)"
+elif cmp -s "$LOG_DIR/rpc.logits" "$LOG_DIR/rpc2.logits"; then
+  ok; echo "$case: the two clients' logits are the same, $(stat -c %s "$LOG_DIR/rpc.logits") bytes (llama-perplexity --kl-divergence-base)"
+else
+  fail "the two clients' logits differ: $(cmp "$LOG_DIR/rpc.logits" "$LOG_DIR/rpc2.logits" 2>&1 | head -1)"
+fi
+
+# 6. Still serving, and the clients' memory given back.
 settled
 if servers_up "after the last client"; then
   for i in 0 1; do
     rss=$(rss_kib "${server[$i]}")
     cpu=$(awk -v t="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) / t }' "/proc/${server[$i]}/stat")
-    echo "$case: server on port ${ports[$i]}: $cpu s of CPU for the three clients"
-    echo "$case: server on port ${ports[$i]}: resident ${rss0[$i]} KiB before the clients, ${rss1[$i]} after the one killed loading, ${rss2[$i]} after the one killed in a graph, $rss after the last"
+    echo "$case: server on port ${ports[$i]}: $cpu s of CPU for the four clients"
+    echo "$case: server on port ${ports[$i]}: resident ${rss0[$i]} KiB before the clients, ${rss1[$i]} after the one killed loading, ${rss2[$i]} after the one killed in a graph, $rss after the last two"
     if [ -n "$rss" ] && [ "$rss" -le $((rss2[i] + RSS_SLACK_MIB * 1024)) ]; then ok; else
       fail "the server on port ${ports[$i]} kept $((rss - rss2[i])) KiB more resident after the last client, over $RSS_SLACK_MIB MiB"
     fi
   done
 fi
+
+# 7. Both devices on one server: the client splits the model between its CPU device and its
+# GEMM_RVV device (the issue's server aborted when the lm_head's share reached GEMM_RVV).
+if [ "$MIXED" = 1 ]; then
+  port3=$((PORT + 2))
+  while listening "$port3"; do port3=$((port3 + 1)); done
+  start_server 2 "$port3" CPU,GEMM_RVV
+  client "$LOG_DIR/mixed.log" --rpc "127.0.0.1:$port3" -ngl 99 -ts 1,1
+  start=$SECONDS
+  wait "$client"
+  mixed=$(ppl "$LOG_DIR/mixed.log")
+  if [ -z "$mixed" ]; then
+    fail "no perplexity from the -d CPU,GEMM_RVV server ($LOG_DIR/mixed.log, server2.log):"; tail -5 "$LOG_DIR/mixed.log"
+  else
+    rel=$(rel_diff "$mixed" "$ref")
+    echo "$case: perplexity $mixed over one server -d CPU,GEMM_RVV ($((SECONDS - start)) s; relative difference $rel)"
+    if within "$rel"; then ok; else fail "-d CPU,GEMM_RVV: the perplexities differ by $rel, more than $MAX_REL_DIFF"; fi
+  fi
+  grep -E 'RPC[0-9]*\[.*model buffer size' "$LOG_DIR/mixed.log" | sed 's/^[0-9.]* . /  client: /'
+  # The lm_head (output.weight, or token_embd.weight in a tied model) on GEMM_RVV, served.
+  if grep -qE 'GEMM_RVV: (output|token_embd)\.weight \(N = [0-9]+, K = [0-9]+\) M = [0-9]+: plan M <= [0-9]+ serves$' "$LOG_DIR/server2.log"; then
+    ok; echo "$case: -d CPU,GEMM_RVV: $(grep -cE 'GEMM_RVV: .* serves$' "$LOG_DIR/server2.log") plan lines on the server, the lm_head's among them"
+  else
+    fail "-d CPU,GEMM_RVV: no plan served the lm_head ($LOG_DIR/server2.log)"
+  fi
+  settled_one() { local end=$((SECONDS + 60)); while [ "$SECONDS" -lt "$end" ] &&
+    [ "$(grep -c 'Client connection closed' "$1")" -lt "$(grep -c 'Accepted client connection' "$1")" ]; do sleep 0.5; done; }
+  settled_one "$LOG_DIR/server2.log"
+  if kill -0 "${server[2]}" 2>/dev/null; then ok; else
+    wait "${server[2]}"; fail "the -d CPU,GEMM_RVV server is gone (exit status $?; $LOG_DIR/server2.log)"
+  fi
+fi
+
 if grep -l 'GGML_ASSERT\|Unsuccessful graph\|asked to run' "$LOG_DIR"/server*.log; then
   fail "a server's log reports an error"
 fi
