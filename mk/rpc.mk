@@ -30,7 +30,9 @@ $(TERM_EXIT_SHIM): measure/llama/term_exit_shim.c $(BUILD)/probe.ok
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@
 
-RPC_BENCH_MODEL ?= $(RPC_CASE)
+# The GQA Llama in 2 layers, as make bench-llama counts it (in 1 layer a prompt's last layer
+# runs its FFN on one row only); RPC_BENCH_MODEL=llama-gqa counts the 1-layer test model.
+RPC_BENCH_MODEL ?= llama-gqa-2l
 bench-rpc: $(PLUGIN) $(HWPROBE_SHIM) $(TERM_EXIT_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 	@SID_QEMU=$(SID_QEMU) measure/llama/rpc-count.sh $(PLUGIN) \
 	  $(abspath $(HWPROBE_SHIM)):$(abspath $(TERM_EXIT_SHIM)) $(GGML_ROOT) \
