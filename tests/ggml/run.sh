@@ -9,10 +9,17 @@
 #   3. the plugin in a ggml that reports another release: it refuses with a message naming both;
 #   4. tests/ggml/plugin_api.c: the plugin driven through ggml's public API against ggml's CPU
 #      backend (products, empty and unselected nodes, read-back, views, memset, clear and
-#      reset, a llama layer alone and through the scheduler, threads, supports_op).
+#      reset, a llama layer alone and through the scheduler, threads, supports_op);
+#   5. every op, not only MUL_MAT: test-backend-ops' support mode on GEMM_RVV and on the CPU
+#      backend must take the same cases (all of test-backend-ops' cases, every op), except
+#      FLASH_ATTN_EXT, which GEMM_RVV leaves to the CPU device by design (supports.c); then
+#      test-backend-ops' test mode on GEMM_RVV, every case it takes matching the CPU backend:
+#      the ops of llama.cpp's models (OPS_QUICK) in the quick tier, every op in the full one;
+#      each op run must have a passing case (the log lists them).
 # Usage: tests/ggml/run.sh PLUGIN OTHER_SHAPES_PLUGIN OTHER_RELEASE_STUB PLUGIN_API_TEST quick|full
 #   quick: VLEN 256 (the K1's); full: also VLEN 128 and 1024, and VLEN 256 with Zvfbfwma;
-#   plugin_api at VLEN 256 (quick), and at 128, 256 and 1024 with every product (full).
+#   plugin_api at VLEN 256 (quick), and at 128, 256 and 1024 with every product (full); the
+#   other ops at VLEN 256: those of OPS_QUICK (quick), every op (full).
 # Environment: GGML_ROOT (tools/setup-deps.sh ggml), SID_QEMU, LOG_DIR.
 set -euo pipefail
 
@@ -101,7 +108,90 @@ api() {
   echo "plugin API $name: $summary"
 }
 
+# The ops a llama.cpp model's graph has besides MUL_MAT (the norms, rope, the attention without
+# flash attention, the KV cache's writes, the FFN's gate, the embedding lookup, the residuals),
+# the quick tier's op run, on the cases OPS_QUICK_PARAMS matches (a regular expression on a
+# case's parameters, test-backend-ops' -p): none with a dimension, count or size of 1000 or
+# more or 700 x 100 batches, none of a quantized type, none of an F16 `type=` (ADD, MUL, ROPE,
+# the GLUs: llama.cpp runs them in F32; F16 stays in CPY and SET_ROWS, the KV cache's): about
+# 1000 cases. Under QEMU ADD and MUL alone cost 196 s of CPU with every case, 15 s so.
+OPS_QUICK=${OPS_QUICK:-ADD,MUL,SCALE,RMS_NORM,NORM,ROPE,SOFT_MAX,CPY,CONT,DUP,GET_ROWS,SET_ROWS,SWIGLU,GEGLU,SILU,GELU,ADD_ID,ARGMAX,SUM_ROWS}
+OPS_QUICK_PARAMS=${OPS_QUICK_PARAMS:-'^(?!.*([[,=][0-9]{4}|be1=[0-9]{3}|=(q[0-9]|iq|tq|mxfp|nvfp)|(^|,)type=f16,))'}
+# What GEMM_RVV's supports_op declines by design, though ggml's CPU backend takes it.
+DECLINED_OPS=FLASH_ATTN_EXT
+
+strip_colors() { sed 's/\x1b\[[0-9;]*m//g' "$1"; }
+
+# support_mode: test-backend-ops' support mode (no computation: each case's supports_op) on
+# GEMM_RVV and on the CPU backend; the two must take the same cases but DECLINED_OPS.
+support_mode() {
+  local name log_g="$LOG_DIR/support-GEMM_RVV.log" log_c="$LOG_DIR/support-CPU.log" rc_g=0 rc_c=0
+  GGML_BACKEND_PATH=$plugin "$SID_QEMU" -L "$GGML_ROOT" -cpu rv64,v=true,vlen=256 \
+    "$tbo" support -b GEMM_RVV > "$log_g" 2>&1 || rc_g=$?
+  "$SID_QEMU" -L "$GGML_ROOT" -cpu rv64,v=true,vlen=256 "$tbo" support -b CPU > "$log_c" 2>&1 || rc_c=$?
+  if [ "$rc_g" -ne 0 ] || [ "$rc_c" -ne 0 ]; then
+    fail "support mode: test-backend-ops exit $rc_g on GEMM_RVV ($log_g), $rc_c on CPU ($log_c)"
+    return
+  fi
+  local cases_g cases_c
+  cases_g=$(strip_colors "$log_g" | sed -n 's/^  \([A-Z_0-9]*(.*)\): SUPPORTED$/\1/p' | sort -u)
+  cases_c=$(strip_colors "$log_c" | sed -n 's/^  \([A-Z_0-9]*(.*)\): SUPPORTED$/\1/p' | sort -u)
+  local n_g n_c extra missing
+  n_g=$(grep -c . <<< "$cases_g" || true) n_c=$(grep -c . <<< "$cases_c" || true)
+  if [ "$n_c" -lt 1000 ]; then
+    fail "support mode: the CPU backend took $n_c cases, not the thousands test-backend-ops has ($log_c)"
+    return
+  fi
+  # Cases GEMM_RVV takes that the CPU backend does not (it could not compute them), and cases
+  # the CPU backend takes that GEMM_RVV declines, but those of DECLINED_OPS.
+  extra=$(comm -23 <(echo "$cases_g") <(echo "$cases_c"))
+  missing=$(comm -13 <(echo "$cases_g") <(echo "$cases_c") | grep -vE "^(${DECLINED_OPS//,/|})\(" || true)
+  [ -z "$extra" ] || { fail "support mode: GEMM_RVV takes $(grep -c . <<< "$extra") cases the CPU backend does not ($log_g):"; head -5 <<< "$extra"; }
+  [ -z "$missing" ] || { fail "support mode: GEMM_RVV declines $(grep -c . <<< "$missing") cases the CPU backend takes ($log_g):"; head -5 <<< "$missing"; }
+  local ops declined_n
+  ops=$(sed 's/(.*//' <<< "$cases_g" | sort -u | grep -c . || true)
+  declined_n=$(strip_colors "$log_g" | grep -cE "^  (${DECLINED_OPS//,/|})\(.*: NOT SUPPORTED$" || true)
+  [ "$declined_n" -gt 0 ] || fail "support mode: no case of $DECLINED_OPS listed as declined ($log_g)"
+  [ -z "$extra$missing" ] &&
+    echo "support mode: GEMM_RVV takes the CPU backend's $n_g cases of $ops ops, all but $declined_n of $DECLINED_OPS (declined by design)"
+}
+
+# ops NAME [-o OPS [-p PARAMS]]: test-backend-ops' test mode on GEMM_RVV (every op, or OPS): every case it
+# takes must match the CPU backend, and each op run (OPS, or every op the support mode saw
+# GEMM_RVV take) must have at least one case that ran and passed.
+ops() {
+  local name=$1 log="$LOG_DIR/backend-ops-$1.log" rc=0 passed total; shift
+  GGML_BACKEND_PATH=$plugin "$SID_QEMU" -L "$GGML_ROOT" -cpu rv64,v=true,vlen=256 \
+    -E GEMM_RVV_THREADS=3 "$tbo" test -b GEMM_RVV "$@" > "$log" 2>&1 || rc=$?
+  read -r passed total <<< "$(count "$log")"
+  if [ "$rc" -ne 0 ] || [ -z "${total:-}" ] || [ "$passed" != "$total" ] || [ "$total" -eq 0 ]; then
+    fail "$name: test-backend-ops exit $rc, ${passed:-none}/${total:-none} passed ($log)"
+    strip_colors "$log" | grep -E 'FAIL|error' | head -5
+    return
+  fi
+  local want ran missing
+  if [ "${1:-}" = -o ]; then
+    want=$(tr , '\n' <<< "$2" | sort -u)
+  else
+    want=$(strip_colors "$LOG_DIR/support-GEMM_RVV.log" | sed -n 's/^  \([A-Z_0-9]*\)(.*): SUPPORTED$/\1/p' | sort -u)
+  fi
+  ran=$(strip_colors "$log" | sed -n 's/^  \([A-Z_0-9]*\)(.*): OK$/\1/p' | sort | uniq -c)
+  missing=$(comm -23 <(echo "$want") <(awk '{ print $2 }' <<< "$ran" | sort -u))
+  if [ -n "$missing" ] || [ -z "$want" ]; then
+    fail "$name: no case passed on GEMM_RVV for $(echo $missing) ($log)"
+    return
+  fi
+  echo "$name: $passed/$total cases of $(grep -c . <<< "$want") ops ran on GEMM_RVV and matched the CPU backend" \
+       "($(strip_colors "$log" | grep -c ': not supported' || true) declined)"
+}
+
 served vlen=256 vlen256
+support_mode
+if [ "$tier" = full ]; then
+  ops ops-all
+else
+  ops ops-llama -o "$OPS_QUICK" -p "$OPS_QUICK_PARAMS"
+fi
 declined
 refused
 api vlen=256 vlen256
