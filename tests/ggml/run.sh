@@ -57,7 +57,7 @@ served() {
   read -r passed total <<< "$(count "$log")"
   if [ "$rc" -ne 0 ] || [ -z "${total:-}" ] || [ "$passed" != "$total" ]; then
     fail "$name: test-backend-ops exit $rc, ${passed:-none}/${total:-none} passed ($log)"
-    grep -E 'FAIL|error' "$log" | head -5
+    grep -E 'FAIL|error' "$log" | head -5 || true
     return
   fi
   [ "$total" -gt 0 ] || fail "$name: GEMM_RVV took no MUL_MAT case ($log)"
@@ -166,7 +166,7 @@ ops() {
   read -r passed total <<< "$(count "$log")"
   if [ "$rc" -ne 0 ] || [ -z "${total:-}" ] || [ "$passed" != "$total" ] || [ "$total" -eq 0 ]; then
     fail "$name: test-backend-ops exit $rc, ${passed:-none}/${total:-none} passed ($log)"
-    strip_colors "$log" | grep -E 'FAIL|error' | head -5
+    strip_colors "$log" | grep -E 'FAIL|error' | head -5 || true
     return
   fi
   local want ran missing
