@@ -152,8 +152,9 @@ support_mode() {
   ops=$(sed 's/(.*//' <<< "$cases_g" | sort -u | grep -c . || true)
   declined_n=$(strip_colors "$log_g" | grep -cE "^  (${DECLINED_OPS//,/|})\(.*: NOT SUPPORTED$" || true)
   [ "$declined_n" -gt 0 ] || fail "support mode: no case of $DECLINED_OPS listed as declined ($log_g)"
-  [ -z "$extra$missing" ] &&
+  if [ -z "$extra$missing" ]; then
     echo "support mode: GEMM_RVV takes the CPU backend's $n_g cases of $ops ops, all but $declined_n of $DECLINED_OPS (declined by design)"
+  fi
 }
 
 # ops NAME [-o OPS [-p PARAMS]]: test-backend-ops' test mode on GEMM_RVV (every op, or OPS): every case it
