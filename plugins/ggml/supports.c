@@ -2,7 +2,9 @@
  * weights: its own products, and every op ggml's CPU device computes, except where that would
  * need the bytes of a packed weight (only GEMM_RVV's products read those), would take into
  * GEMM_RVV's buffer a weight that it does not multiply (such weights stay in ggml's own
- * buffers, its repacking ones included), or would turn llama.cpp's flash attention off. */
+ * buffers, its repacking ones included), or would turn llama.cpp's flash attention off. A
+ * tensor not placed yet is taken as packed when GEMM_RVV would pack it once placed in its
+ * buffer (test-backend-ops places every tensor of a case there after asking). */
 #include <pthread.h>
 
 #include "plugin.h"
@@ -53,6 +55,15 @@ static bool own_weight(const struct ggml_tensor *t)
            ggml_backend_buffer_get_usage(base->buffer) != GGML_BACKEND_BUFFER_USAGE_COMPUTE;
 }
 
+/* A tensor not placed yet (no buffer: test-backend-ops asks before it allocates, ggml's
+ * scheduler before it places activations) that GEMM_RVV would pack if it were placed in its
+ * buffer: a 2-D BF16 tensor whose N x K has plans. Only GEMM_RVV's own product may read it. */
+static bool packed_if_placed(const struct ggml_tensor *t)
+{
+    const struct ggml_tensor *base = t->view_src ? t->view_src : t;
+    return !base->buffer && !base->data && grg_packs(base);
+}
+
 bool grg_supports_op(const struct ggml_tensor *op)
 {
     if (layout_op(op->op))
@@ -71,10 +82,10 @@ bool grg_supports_op(const struct ggml_tensor *op)
     }
     if (product && own_weight(op->src[0]))
         return false;
-    if (grg_reads_packed(op))
+    if (grg_reads_packed(op) || packed_if_placed(op))
         return false;
     for (int i = 0; i < GGML_MAX_SRC; i++)
-        if (op->src[i] && grg_reads_packed(op->src[i]))
+        if (op->src[i] && (grg_reads_packed(op->src[i]) || packed_if_placed(op->src[i])))
             return false;
     ggml_backend_dev_t cpu = grg_cpu_device();
     return cpu && ggml_backend_dev_supports_op(cpu, op);
