@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 
     if (strncmp(path, "kernel-", 7) == 0) {
         struct gr_shape_plans ps;
-        gr_find_plans(n, k, &ps);
+        gr_find_plans(n, k, GR_FORMAT_BF16, &ps);
         const struct gr_plan *plan = gr_pick_plan(&ps, m);
         if (!plan || m > plan->bucket) {
             fprintf(stderr, "count_call: no plan for M=%zu N=%zu K=%zu in this build\n", m, n, k);
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
         gr_drive_columns(&d, all, all, scratch);
         printf("kernel=%s\n", plan->name);
     } else if (strcmp(path, "fallback") == 0) {
-        struct gr_weight_view view = {NULL, 0, 0, w, k, n, k};
+        struct gr_weight_view view = {.plain = w, .ldw = k, .n = n, .k = k};
         float *col = malloc(GR_FALLBACK_COLS * k * sizeof *col);
         float *rows = malloc(m * k * sizeof *rows);
         if (!col || !rows)

@@ -176,7 +176,7 @@ static int run_kernel(const struct problem *p, const struct gr_plan *plan,
 
 static void run_fallback(const struct problem *p, struct output_kind v, void *y)
 {
-    struct gr_weight_view view = {NULL, 0, 0, p->w, p->ldw, p->n, p->k};
+    struct gr_weight_view view = {.plain = p->w, .ldw = p->ldw, .n = p->n, .k = p->k};
     float *rows = malloc(p->m * p->k * sizeof *rows);
     assert_non_null(rows);
     gr_widen_rows(p->x, p->m, p->ldx, p->k, rows);

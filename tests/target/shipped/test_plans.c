@@ -84,7 +84,7 @@ static float *run_plan(const struct slice *s, const struct gr_variant *isa, int 
 static float *run_fallback(const struct slice *s)
 {
     const size_t k = s->plan->k;
-    struct gr_weight_view view = {NULL, 0, 0, s->w, s->ldw, s->cols, k};
+    struct gr_weight_view view = {.plain = s->w, .ldw = s->ldw, .n = s->cols, .k = k};
     float *rows = malloc(s->m * k * sizeof *rows), *col = malloc(GR_FALLBACK_COLS * k * 4);
     float *y = calloc(s->m * s->ldy, sizeof *y);
     assert_non_null(rows);
