@@ -2,8 +2,8 @@
 # shellcheck disable=SC2015  # "A && ok || fail": ok never fails
 # tools/gguf-shapes on the test models of make_gguf_models.py (host): each model's layers are
 # those gemm-rvv-shapes writes from the same config.json, gemm-rvv-gen takes the file and, with
-# the gate gguf-shapes writes, plans every BF16 Linear (--gate default: the library's gate), a
-# tied lm_head and a non-BF16 weight are said, model names cannot inject YAML, and bad input
+# the gate gguf-shapes writes, plans every BF16 and Q8_0 Linear (--gate default: the library's
+# gate), a tied lm_head and a Q8_0 weight are said, model names cannot inject YAML, and bad input
 # gets its exit status and message with -o leaving an existing file alone.
 # Usage: PYTHON=... PYTHONPATH=... tests/llama/check-gguf-shapes.sh GGUF_SHAPES SHAPES_BIN GEN_BIN MODELS
 set -u
@@ -121,10 +121,21 @@ shapes "$models/qwen3-tied.gguf" > "$tmp/tied.yaml" &&
   grep -qF "  # lm_head: tied to token_embd (no output.weight), packed from that matrix" "$tmp/tied.yaml" &&
   grep -q "name: lm_head,   N: 512,     K: 256,   M: 1}" "$tmp/tied.yaml" && ok ||
   fail "qwen3-tied: lm_head not listed from token_embd: $(cat "$tmp/tied.yaml")"
+# A Q8_0 weight: listed with its format, beside the BF16 ones; a whole Q8_0 model, each Linear
+# planned in Q8_0 by the generator.
 shapes "$models/small-mixed.gguf" > "$tmp/mixed.yaml" &&
-  grep -qF "# Not BF16, left to ggml: output.weight (Q8_0)" "$tmp/mixed.yaml" &&
-  ! grep -q "name: lm_head" "$tmp/mixed.yaml" && grep -q "name: down_proj" "$tmp/mixed.yaml" && ok ||
-  fail "small-mixed: the Q8_0 lm_head is listed or not said: $(cat "$tmp/mixed.yaml")"
+  grep -q "name: lm_head,   N: 512,     K: 256,   M: 1, weights: q8_0}" "$tmp/mixed.yaml" &&
+  grep -q "name: down_proj, N: 256,     K: 512,   M: 1}" "$tmp/mixed.yaml" &&
+  ! grep -q "Neither BF16 nor Q8_0" "$tmp/mixed.yaml" && ok ||
+  fail "small-mixed: the Q8_0 lm_head is not listed as Q8_0: $(cat "$tmp/mixed.yaml")"
+shapes --batch 1 --prefill 64 -o "$tmp/q8.yaml" "$models/llama-q8_0.gguf" &&
+  [ "$(grep -c '^  - {name: .*, weights: q8_0}$' "$tmp/q8.yaml")" = 8 ] &&
+  "$gen_bin" -o "$tmp/gen-q8" "$tmp/q8.yaml" > "$tmp/gen.log" 2>&1 &&
+  [ "$(grep -c '"verdict": "kernel"' "$tmp/gen-q8/manifest.json")" -gt 0 ] &&
+  ! grep -q '"verdict": "fallback"' "$tmp/gen-q8/manifest.json" &&
+  grep -q '"weights": "q8_0"' "$tmp/gen-q8/manifest.json" && ok ||
+  { fail "llama-q8_0: its 8 Linears are not listed in Q8_0 or not planned so:"
+    cat "$tmp/q8.yaml" "$tmp/gen.log"; }
 
 # Model names: quoted when not plain (the YAML reads back the same name), refused with a
 # line break (it would end the comment lines), from --model as from general.name.
@@ -146,8 +157,7 @@ expect 1 "$tmp/cut-header.gguf: a truncated or damaged GGUF file" "$tmp/cut-head
 expect 1 "$tmp/cut-data.gguf: a truncated or damaged GGUF file" "$tmp/cut-data.gguf"
 expect 1 "$tmp/none.gguf: no such file" "$tmp/none.gguf"
 expect 1 "$tmp: not a file" "$tmp"
-expect 1 "no Linear has a 2-D BF16 weight, so there is nothing for gemm_rvv to serve (its Linears' weights are F16)" "$models/llama-f16.gguf"
-expect 1 "(its Linears' weights are Q8_0)" "$models/llama-q8_0.gguf"
+expect 1 "no Linear has a 2-D BF16 or Q8_0 weight, so there is nothing for gemm_rvv to serve (its Linears' weights are F16)" "$models/llama-f16.gguf"
 expect 2 "--batch takes increasing positive sizes" --batch 4,1 "$models/llama.gguf"
 expect 2 "--batch takes increasing positive sizes" --batch 1,,4 "$models/llama.gguf"
 expect 2 "--prefill takes increasing positive lengths" --prefill 0 "$models/llama.gguf"
@@ -156,7 +166,7 @@ expect 2 "unexpected argument \"--batch\" (or its value is missing)" "$models/ll
 expect 2 "no GGUF file given"
 
 echo "keep me" > "$tmp/out.yaml"
-expect 1 "no Linear has a 2-D BF16 weight" -o "$tmp/out.yaml" "$models/llama-f16.gguf"
+expect 1 "no Linear has a 2-D BF16 or Q8_0 weight" -o "$tmp/out.yaml" "$models/llama-f16.gguf"
 [ "$(cat "$tmp/out.yaml")" = "keep me" ] && [ ! -e "$tmp/out.yaml.tmp" ] && ok ||
   fail "-o overwrote a file or left a temporary one on bad input"
 shapes -o "$tmp/out.yaml" "$models/llama.gguf" && grep -q "name: down_proj, N: 1024,    K: 2048,  M: 1}" "$tmp/out.yaml" &&
