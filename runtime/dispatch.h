@@ -32,10 +32,11 @@ struct gr_call {
 gemm_rvv_status gr_dispatch(const struct gr_call *c, const struct gr_shape_plans *plans,
                             _Atomic(struct gr_counter *) *counter_cache);
 
-/* The ways a call is served (plan_call.c, fallback_call.c; Q8_0: q8_0_call.c). */
+/* The ways a call is served (plan_call.c, fallback_call.c; Q8_0: q8_0_plan.c, q8_0_call.c). */
 gemm_rvv_status gr_run_plan(const struct gr_call *c, const struct gr_plan *plan);
 gemm_rvv_status gr_run_fallback(const struct gr_call *c);
 gemm_rvv_status gr_run_fallback_q8_0(const struct gr_call *c);
+gemm_rvv_status gr_run_plan_q8_0(const struct gr_call *c, const struct gr_plan *plan);
 
 /* Splits n columns into one piece of whole panels per thread: the piece count, and the columns
  * per piece in *piece_cols (the last piece may have fewer). */

@@ -82,8 +82,8 @@ static inline struct gr_q8_x gr_q8_x_at(void *mem, size_t rows, size_t k)
 void gr_q8_quantize_rows(const float *x, size_t rows, size_t ldx, size_t k,
                          const struct gr_q8_x *out);
 
-/* Y = X W^T (+ bias) for m quantised rows and the columns [col_begin, col_end) of Q8_0 weights
- * in GGUF blocks (w->q8_blocks): each output from acc = -0.0f, over the blocks in increasing
+/* Y = X W^T (+ bias) for m quantised rows and the columns [col_begin, col_end) of Q8_0 weights,
+ * packed (w->packed, w->panel_width) or in GGUF blocks (w->q8_blocks): each output from acc = -0.0f, over the blocks in increasing
  * k, acc = fmaf(d_w * d_x, (float)isum, acc), isum the exact int32 sum of the block's 32
  * products; bias after. d_buf holds k / 32 floats (one column's scales). */
 void gr_q8_fallback(const struct gr_q8_x *x, size_t m, const struct gr_weight_view *w,

@@ -2,29 +2,30 @@
 
 #include "gemm_rvv.h"
 
-static int key_cmp(const struct gr_plan *p, uint64_t n, uint64_t k)
+/* The registry's order: (n, k, format), then bucket. */
+static int key_cmp(const struct gr_plan *p, uint64_t n, uint64_t k, uint32_t format)
 {
     if (p->n != n)
         return p->n < n ? -1 : 1;
     if (p->k != k)
         return p->k < k ? -1 : 1;
+    if (p->format != format)
+        return p->format < format ? -1 : 1;
     return 0;
 }
 
 void gr_find_plans(uint64_t n, uint64_t k, uint32_t format, struct gr_shape_plans *out)
 {
     out->count = 0;
-    if (format != GR_FORMAT_BF16) /* no generated Q8_0 plans yet: the fallback serves them */
-        return;
     size_t lo = 0, hi = gr_registry_count;
     while (lo < hi) { /* first row with key >= (n, k) */
         size_t mid = lo + (hi - lo) / 2;
-        if (key_cmp(gr_registry[mid], n, k) < 0)
+        if (key_cmp(gr_registry[mid], n, k, format) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    for (size_t i = lo; i < gr_registry_count && key_cmp(gr_registry[i], n, k) == 0 &&
+    for (size_t i = lo; i < gr_registry_count && key_cmp(gr_registry[i], n, k, format) == 0 &&
                         out->count < GR_BUCKETS_MAX + 1; i++)
         out->plan[out->count++] = gr_registry[i];
 }

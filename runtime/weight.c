@@ -13,6 +13,7 @@
 #include "isa.h"
 #include "pack.h"
 #include "q8_0.h"
+#include "q8_0_pack.h"
 #include "scratch.h"
 
 _Static_assert(GEMM_RVV_WEIGHT_ALIGN == GR_ALIGN, "the caller's memory is aligned as the library's");
@@ -69,11 +70,15 @@ static gemm_rvv_status check_shape(uint32_t format, int64_t n, int64_t k)
 
 /* The form of the object's copy for this core and build: packed where a plan serves (N, K)
  * and the core has V, else plain rows (BF16) or GGUF blocks (Q8_0); its bytes (0 on
- * overflow). Q8_0 has no plans yet, so its copy is always the blocks. */
+ * overflow). Q8_0 panels are VLMAX(e8, m1) wide, whichever variant serves. */
 static size_t choose_form(struct gemm_rvv_weight *obj)
 {
     gr_find_plans(obj->n, obj->k, obj->format, &obj->plans);
-    if (obj->plans.count > 0 && gr_cpu_has_vector() && obj->format == GR_FORMAT_BF16) {
+    if (obj->plans.count > 0 && gr_cpu_has_vector() && obj->format == GR_FORMAT_Q8_0) {
+        obj->panel_width = gr_isa_variant()->vlenb();
+        return gr_align_up(gr_q8_packed_bytes(obj->n, obj->k, obj->panel_width));
+    }
+    if (obj->plans.count > 0 && gr_cpu_has_vector()) {
         obj->panel_width = gr_panel_width();
         obj->layout = gr_isa_variant()->layout;
         size_t words = gr_packed_words(obj->n, obj->k, obj->panel_width);

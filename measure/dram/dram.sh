@@ -88,7 +88,7 @@ for c in "${CALLS[@]}"; do
   esac
   [[ $placement =~ ^(aligned|malloc|page\+[0-9]+)$ ]] && [ -z "${extra:-}" ] ||
     { echo "dram: \"$c\": expected M N K PATH [aligned|malloc|page+B [THREADS]]" >&2; exit 2; }
-  [ "$path" = fallback ] || awk -v n="$n" -v k="$k" '$3 == n && $4 == k && $5 == "kernel" { found = 1 }
+  [ "$path" = fallback ] || awk -v n="$n" -v k="$k" '$3 == n && $4 == k && $5 == "bf16" && $6 == "kernel" { found = 1 }
     END { exit !found }' "$explain" ||
     { echo "dram: \"$c\": the library has no kernel for N=$n K=$k: add the layer to measure/shapes.yaml" >&2; exit 2; }
 done

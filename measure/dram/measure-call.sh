@@ -34,7 +34,7 @@ set -euo pipefail
 # is the plan's own: the rows from which its one-thread call copies X), or nothing; on plain
 # weights those of the "plain [N, K] weights" row under it where it has one.
 plan_blocking() {
-  awk -v re="_m$2_n$3_k$4\$" -v plain="$([ "$5" = plain ] && echo 1 || echo 0)" '
+  awk -v re="^bf16_.*_m$2_n$3_k$4\$" -v plain="$([ "$5" = plain ] && echo 1 || echo 0)" '
     found && plain && $1 == "plain" && NF >= 16 { print tile, $5, $6, $7, $8, $11, $12, $13, $14; done = 1; exit }
     found { exit }
     $1 ~ re && NF >= 14 { tile = $2; row = $2 " " $3 " " $4 " " $5 " " $6 " " $9 " " $10 " " $11 " " $12; found = 1 }

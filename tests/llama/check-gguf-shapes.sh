@@ -63,8 +63,8 @@ grep -qxF "$engine_gate" "$tmp/llama-gqa.yaml" &&
   grep -qF "# The gate: every 2-D BF16 Linear gets a kernel (gguf-shapes --gate engine)." "$tmp/llama-gqa.yaml" &&
   grep -qF "own BF16 path is scalar: ggml's MUL_MAT costs 12 instructions a multiply-accumulate" "$tmp/llama-gqa.yaml" &&
   grep -qF '"gate": {"min_n": 1, "min_k": 1, "max_m": 128, "min_mnk": 1}' "$tmp/gen-llama-gqa/manifest.json" &&
-  grep -qF '{"name": "k_proj", "M": 1, "N": 384, "K": 1152, "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n384_k1152"' "$tmp/gen-llama-gqa/manifest.json" &&
-  grep -qF '{"name": "v_proj", "M": 1, "N": 128, "K": 896, "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n128_k896"' "$tmp/gen-qwen2-tied/manifest.json" &&
+  grep -qF '{"name": "k_proj", "M": 1, "N": 384, "K": 1152, "weights": "bf16", "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n384_k1152"' "$tmp/gen-llama-gqa/manifest.json" &&
+  grep -qF '{"name": "v_proj", "M": 1, "N": 128, "K": 896, "weights": "bf16", "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n128_k896"' "$tmp/gen-qwen2-tied/manifest.json" &&
   ok || fail "the gate is not written, or not what the generator used: $(grep -B7 '^gate' "$tmp/llama-gqa.yaml")"
 # --gate default: the library's gate, said and kept in the command that regenerates the file;
 # the narrow k and v go to the fallback, with the reason.
@@ -75,7 +75,7 @@ shapes --gate default --batch 1 -o "$tmp/gqa-default.yaml" "$models/llama-gqa.gg
   diff <(sed -n '/^model:/,$p' "$tmp/gqa-default.yaml") <(shapes --batch 1 "$models/llama-gqa.gguf" | sed -n '/^model:/,$p') &&
   "$gen_bin" --explain -o "$tmp/gen-gqa-default" "$tmp/gqa-default.yaml" > "$tmp/gen.log" 2>&1 &&
   grep -qE '^k_proj +1 +384 +1152 +fallback +- +N=384 < 1024, M\*N\*K=442368 < 1000000$' "$tmp/gen.log" &&
-  grep -qF '"name": "v_proj", "M": 1, "N": 384, "K": 1152, "verdict": "fallback", "bucket": null, "plan": null, "row_blocks": null, "reason": "N=384 < 1024, M*N*K=442368 < 1000000"' "$tmp/gen-gqa-default/manifest.json" &&
+  grep -qF '"name": "v_proj", "M": 1, "N": 384, "K": 1152, "weights": "bf16", "verdict": "fallback", "bucket": null, "plan": null, "row_blocks": null, "reason": "N=384 < 1024, M*N*K=442368 < 1000000"' "$tmp/gen-gqa-default/manifest.json" &&
   ok || { fail "--gate default: not the library's gate:"; cat "$tmp/gqa-default.yaml" "$tmp/gen.log"; }
 expect 2 '--gate takes engine or default, not "none"' --gate none "$models/llama.gguf"
 grep -q "^# tiny-qwen3-random: qwen3, hidden 1024, intermediate 2048, 2 layers,$" "$tmp/qwen3.yaml" &&
@@ -113,7 +113,7 @@ shapes --weights "$models/qwen2-tied.gguf" > "$tmp/tied-weights.txt" &&
   ! grep -q '^output\.weight' "$tmp/tied-weights.txt" && [ "$(wc -l < "$tmp/tied-weights.txt")" = 8 ] &&
   grep -qF "  # lm_head: tied to token_embd (no output.weight), packed from that matrix" "$tmp/qwen2-tied.yaml" &&
   grep -q "name: lm_head,   N: 1024,    K: 896,   M: 1}" "$tmp/qwen2-tied.yaml" &&
-  grep -qF '{"name": "lm_head", "M": 1, "N": 1024, "K": 896, "verdict": "kernel"' "$tmp/gen-qwen2-tied/manifest.json" && ok ||
+  grep -qF '{"name": "lm_head", "M": 1, "N": 1024, "K": 896, "weights": "bf16", "verdict": "kernel"' "$tmp/gen-qwen2-tied/manifest.json" && ok ||
   fail "qwen2-tied: token_embd.weight not listed, or not planned, as the lm_head: $(cat "$tmp/tied-weights.txt")"
 
 # Tied: lm_head from token_embd, said in a comment; a Q8_0 output.weight is left out, and said.

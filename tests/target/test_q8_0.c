@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "gemm_rvv.h"
+#include "gr_contract.h"
 #include "testdata.h"
 
 #define BB GEMM_RVV_Q8_0_BLOCK_BYTES
@@ -24,7 +25,7 @@
 
 /* (N, K): with Q8_0 plans in tests/target/shapes-test.yaml (odd N, K blocks that end before
  * K), and 50 x 64, which no shapes file has. */
-static const int64_t shapes[][2] = {{67, 96}, {129, 320}, {50, 64}, {1, 32}};
+static const int64_t shapes[][2] = {{67, 96}, {129, 352}, {50, 64}, {1, 32}};
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 
 /* A random Q8_0 block: a scale of 2^-8 .. 2^-4, any sign and mantissa, and 32 int8 of the
@@ -163,6 +164,14 @@ static void test_sizes_and_errors(void **state)
             assert_int_equal(bytes, (blocks_bytes + 63) / 64 * 64); /* the blocks as given */
     }
     assert_int_equal(gemm_rvv_plan_buckets_q8_0(50, 64, NULL, 0), 0);
+    /* tests/target/shapes-test.yaml's Q8_0 layers: M 1, 2, 3, 16, 17, 70 and 1, 7, 16, 128
+     * (the host runtime's build has no Q8_0 tiles, hence no Q8_0 plans). */
+    int64_t buckets[8];
+    assert_int_equal(gemm_rvv_plan_buckets_q8_0(67, 96, buckets, 8), GR_HOST_TILES ? 0 : 6);
+    assert_int_equal(gemm_rvv_plan_buckets_q8_0(129, 352, buckets, 8), GR_HOST_TILES ? 0 : 4);
+    if (!GR_HOST_TILES)
+        assert_true(buckets[0] == 1 && buckets[3] == 128);
+    assert_int_equal(gemm_rvv_plan_buckets(67, 96, NULL, 0), 0); /* BF16 has none there */
     assert_int_equal(gemm_rvv_weight_bytes_q8_0(50, 64, &bytes), GEMM_RVV_OK);
     assert_int_equal(bytes, (50 * 2 * BB + 63) / 64 * 64); /* no plan: the blocks */
     assert_int_equal(gemm_rvv_weight_bytes_q8_0(50, 64, NULL), GEMM_RVV_ERR_NULL);
@@ -485,6 +494,67 @@ static void test_special_values(void **state)
     assert_true(z > 0 && fabs(z - 64 * 0x1p-24) < 1e-11);
 }
 
+/* Whether two outputs agree: the same bits, or both NaN (a NaN's payload depends on which
+ * operand it came from on some hosts; RISC-V gives the canonical one everywhere). */
+static int same_value(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* The plans' shapes with special scales (zeros, subnormals, Inf, NaN, the largest) in some
+ * blocks and special activations in some rows (a zero block, a block whose amax / 127
+ * underflows, Inf, NaN, huge values): the rule's values, kernels and the fallback the same
+ * bits. */
+static void test_special_on_plans(void **state)
+{
+    (void)state;
+    uint64_t h = DIGEST_INIT;
+    for (size_t s = 0; s < 2; s++) {
+        const size_t n = (size_t)shapes[s][0], k = (size_t)shapes[s][1], kb = k / 32, m = 9;
+        unsigned char *blocks = random_blocks(n * kb, 70 + s);
+        for (size_t i = 0; i < n * kb; i += 5) {
+            uint16_t d = odd_scales[i / 5 % (sizeof odd_scales / sizeof odd_scales[0])];
+            blocks[i * BB] = (unsigned char)d;
+            blocks[i * BB + 1] = (unsigned char)(d >> 8);
+        }
+        float *x = strided_x(m, k, 80 + s);
+        static const float specials[] = {0.0f, 0x1p-149f, INFINITY, NAN, 0x1p120f, -0x1p127f};
+        for (size_t r = 1; r < m; r++) { /* row 0 stays ordinary */
+            float *block = x + r * (k + 5) + 32 * (r % kb);
+            for (int j = 0; j < 32; j++)
+                block[j] = r % 6 == 0 ? 0.0f : (j == (int)r ? specials[r % 6] : block[j] * 1e-3f);
+            if (r % 6 == 1)
+                for (int j = 0; j < 32; j++)
+                    block[j] = 0x1p-149f;
+        }
+        gemm_rvv_weight *obj;
+        assert_int_equal(gemm_rvv_weight_create_q8_0(blocks, (int64_t)n, (int64_t)k, &obj),
+                         GEMM_RVV_OK);
+        float *y = call(obj, x, m, n, k, NULL);
+        gemm_rvv_force_fallback(1);
+        float *yf = call(obj, x, m, n, k, NULL);
+        gemm_rvv_force_fallback(0);
+        size_t nans = 0;
+        for (size_t r = 0; r < m; r++)
+            for (size_t j = 0; j < n; j++) {
+                float got = y[r * (n + 3) + j], fb = yf[r * (n + 3) + j];
+                float want = model(x + r * (k + 5), blocks + j * kb * BB, k);
+                if (memcmp(&got, &fb, sizeof got) != 0 || !same_value(got, want))
+                    fail_msg("N=%zu K=%zu Y[%zu,%zu] = %a, the fallback %a, the rule %a", n, k, r,
+                             j, (double)got, (double)fb, (double)want);
+                nans += isnan(got);
+            }
+        assert_true(nans > 0 && nans < m * n); /* the specials reached the outputs */
+        h = digest_add(h, y, m * (n + 3) * sizeof *y);
+        gemm_rvv_weight_free(obj);
+        free(y);
+        free(yf);
+        free(x);
+        free(blocks);
+    }
+    digest_print("q8_0 special values on plans", h);
+}
+
 /* Q8_0 calls are counted under their (N, K, M bucket), by whoever served them. */
 static void test_counters(void **state)
 {
@@ -522,7 +592,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes_and_errors), cmocka_unit_test(test_format_errors),
         cmocka_unit_test(test_write_read),       cmocka_unit_test(test_linear),
-        cmocka_unit_test(test_special_values),   cmocka_unit_test(test_counters),
+        cmocka_unit_test(test_special_values),   cmocka_unit_test(test_special_on_plans),
+        cmocka_unit_test(test_counters),
     };
     return cmocka_run_group_tests_name("q8_0", tests, NULL, NULL);
 }

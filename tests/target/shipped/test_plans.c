@@ -135,6 +135,8 @@ static void test_every_plan(void **state)
     size_t cases = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *plan = gr_registry[i];
+        if (plan->format != GR_FORMAT_BF16) /* tests/target/test_q8_0.c drives Q8_0 plans */
+            continue;
         size_t m = 2 * (size_t)plan->tile_rows - 1;
         struct slice s = slice_make(plan, m < plan->bucket ? m : plan->bucket, 0x5eed + i * 17);
         check_slice(&s);
