@@ -60,8 +60,8 @@ done
 engine_gate='gate: {min_n: 1, min_k: 1, max_m: 128, min_mnk: 1}'
 default_gate='gate: {min_n: 1024, min_k: 1024, max_m: 128, min_mnk: 1000000}'
 grep -qxF "$engine_gate" "$tmp/llama-gqa.yaml" &&
-  grep -qF "# The gate: every 2-D BF16 Linear gets a kernel (gguf-shapes --gate engine)." "$tmp/llama-gqa.yaml" &&
-  grep -qF "own BF16 path is scalar: ggml's MUL_MAT costs 12 instructions a multiply-accumulate" "$tmp/llama-gqa.yaml" &&
+  grep -qF "# The gate: every 2-D BF16 or Q8_0 Linear gets a kernel (gguf-shapes --gate engine). The" "$tmp/llama-gqa.yaml" &&
+  grep -qF "# engine's own BF16 path is scalar: ggml's MUL_MAT costs 12 instructions a multiply-" "$tmp/llama-gqa.yaml" &&
   grep -qF '"gate": {"min_n": 1, "min_k": 1, "max_m": 128, "min_mnk": 1}' "$tmp/gen-llama-gqa/manifest.json" &&
   grep -qF '{"name": "k_proj", "M": 1, "N": 384, "K": 1152, "weights": "bf16", "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n384_k1152"' "$tmp/gen-llama-gqa/manifest.json" &&
   grep -qF '{"name": "v_proj", "M": 1, "N": 128, "K": 896, "weights": "bf16", "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n128_k896"' "$tmp/gen-qwen2-tied/manifest.json" &&
@@ -74,7 +74,7 @@ shapes --gate default --batch 1 -o "$tmp/gqa-default.yaml" "$models/llama-gqa.gg
   grep -qF -- "--batch 1 --gate default $models/llama-gqa.gguf" "$tmp/gqa-default.yaml" &&
   diff <(sed -n '/^model:/,$p' "$tmp/gqa-default.yaml") <(shapes --batch 1 "$models/llama-gqa.gguf" | sed -n '/^model:/,$p') &&
   "$gen_bin" --explain -o "$tmp/gen-gqa-default" "$tmp/gqa-default.yaml" > "$tmp/gen.log" 2>&1 &&
-  grep -qE '^k_proj +1 +384 +1152 +fallback +- +N=384 < 1024, M\*N\*K=442368 < 1000000$' "$tmp/gen.log" &&
+  grep -qE '^k_proj +1 +384 +1152 +bf16 +fallback +- +N=384 < 1024, M\*N\*K=442368 < 1000000$' "$tmp/gen.log" &&
   grep -qF '"name": "v_proj", "M": 1, "N": 384, "K": 1152, "weights": "bf16", "verdict": "fallback", "bucket": null, "plan": null, "row_blocks": null, "reason": "N=384 < 1024, M*N*K=442368 < 1000000"' "$tmp/gen-gqa-default/manifest.json" &&
   ok || { fail "--gate default: not the library's gate:"; cat "$tmp/gqa-default.yaml" "$tmp/gen.log"; }
 expect 2 '--gate takes engine or default, not "none"' --gate none "$models/llama.gguf"
