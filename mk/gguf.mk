@@ -62,7 +62,7 @@ endif
 # v, the Qwen2's every Linear); the Q8_0 models' Linears get Q8_0 plans.
 LLAMA_SHAPES_MODELS := llama qwen3 llama-gqa qwen2-tied llama-q8_0 llama-gqa-q8_0
 $(LLAMA_TEST)/shapes.yaml: $(LLAMA_MODELS)/.made tools/gguf-shapes
-	$(GGUF_RUN) tools/gguf-shapes --batch 1,64 -o $@ $(LLAMA_SHAPES_MODELS:%=$(LLAMA_MODELS)/%.gguf)
+	$(GGUF_RUN) tools/gguf-shapes --model llama-test-models --batch 1,64 -o $@ $(LLAMA_SHAPES_MODELS:%=$(LLAMA_MODELS)/%.gguf)
 
 $(LLAMA_TEST)/gen/manifest.json: $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) $(TEMPLATES)
 	$(GEN_BIN) -o $(@D) $< > /dev/null

@@ -181,8 +181,10 @@ def main():
     write_model(os.path.join(out, "qwen2-tied-2l.gguf"), dict(QWEN2_TIED, layers=2))
     write_model(os.path.join(out, "llama-noplan.gguf"), dict(LLAMA, vocab=1280))
     write_model(os.path.join(out, "llama-f16.gguf"), LLAMA, QType.F16)
-    write_model(os.path.join(out, "llama-q8_0.gguf"), LLAMA, QType.Q8_0)
-    write_model(os.path.join(out, "llama-gqa-q8_0.gguf"), LLAMA_GQA, QType.Q8_0)
+    write_model(os.path.join(out, "llama-q8_0.gguf"), dict(LLAMA, name="tiny-llama-q8_0-random"),
+                QType.Q8_0)
+    write_model(os.path.join(out, "llama-gqa-q8_0.gguf"),
+                dict(LLAMA_GQA, name="tiny-llama-gqa-q8_0-random"), QType.Q8_0)
     small = dict(QWEN3, name="tiny-qwen3-small", hidden=256, intermediate=512, layers=1,
                  heads=4, kv_heads=2, head_dim=64, vocab=512)
     write_model(os.path.join(out, "qwen3-tied.gguf"), dict(small, tied=True))
