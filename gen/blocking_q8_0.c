@@ -31,13 +31,14 @@ static double extra_bytes(uint64_t bucket, uint64_t n_pad, uint64_t k, uint64_t 
 {
     const double room = 0.75 * (double)l2_bytes, q8 = 1 + 4.0 / 32; /* bytes per X element */
     const double x_q = (double)bucket * (double)k * q8, sums = (double)bucket * (double)cb * 4;
-    const double col_blocks = (double)((n_pad + cb - 1) / cb), k_blocks = (double)((k + kc - 1) / kc);
+    const double col_blocks = (double)((n_pad + cb - 1) / cb);
+    const double k_blocks = (double)((k + kc - 1) / kc);
     double extra = 0;
     if ((double)cb * (double)k * Q8_PANEL_BLOCK_BYTES / 32 + x_q > room)
         extra += x_q * (col_blocks - 1);
-    if (k_blocks > 1 &&
-        (double)cb * (double)kc * Q8_PANEL_BLOCK_BYTES / 32 + sums + (double)bucket * (double)kc * q8 >
-            room)
+    const double pass = (double)cb * (double)kc * Q8_PANEL_BLOCK_BYTES / 32 + sums +
+                        (double)bucket * (double)kc * q8;
+    if (k_blocks > 1 && pass > room)
         extra += 2 * sums * col_blocks * (k_blocks - 1);
     return extra;
 }
@@ -47,25 +48,33 @@ struct blocking blocking_q8_0(const struct target *t, unsigned tile_rows, unsign
 {
     const uint64_t pw = t->vlen / 8, strips = (n + pw - 1) / pw;
     struct blocking b = {.order = ORDER_STRIPS, .col_block = pw};
-    /* The GEMV reads each weight once whatever the K block: one block, sums in registers.
-     * Else a strip's weights of a K block stay in half the L1 while the row tiles read them
-     * (at least two blocks, so that K blocks end inside K in the test shapes too). */
-    uint64_t kc = k;
+    /* The GEMV reads each weight once whatever the block sizes: one K block (sums in
+     * registers), one panel. Else the K block and column block of least modelled traffic:
+     * K blocks of 64, 128, 256 or as many k as fill half the L1 with a strip's weights (read
+     * by every row tile), never more than K; column blocks of 1, 2, 4, ... panels up to N.
+     * Ties go to the larger K block (fewer passes over the partial sums), then the smaller
+     * column block. */
+    uint64_t kc_l1 = t->l1d_kib * 1024 / 2 / (pw * Q8_PANEL_BLOCK_BYTES) * 32;
+    kc_l1 = kc_l1 < 64 ? 64 : kc_l1;
+    b.k_block = k;
+    double extra = 0;
     if (bucket > 1) {
-        kc = t->l1d_kib * 1024 / 2 / (pw * Q8_PANEL_BLOCK_BYTES) * 32;
-        kc = kc < 64 ? 64 : kc;
-        kc = kc > k ? k : kc;
-    }
-    b.k_block = kc;
-    /* The column block of least modelled traffic among 1, 2, 4, ... panels up to N (the first
-     * of equals: the smallest partial sums); one panel for the GEMV, whose X stays in L1. */
-    double extra = bucket > 1 ? extra_bytes(bucket, strips * pw, k, kc, pw, l2_bytes) : 0;
-    for (uint64_t cb = 2 * pw; bucket > 1 && cb < 2 * strips * pw; cb *= 2) {
-        uint64_t c = cb > strips * pw ? strips * pw : cb;
-        double e = extra_bytes(bucket, strips * pw, k, kc, c, l2_bytes);
-        if (e < extra) {
-            extra = e;
-            b.col_block = c;
+        static const uint64_t fixed[] = {256, 128, 64};
+        b.k_block = kc_l1 > k ? k : kc_l1;
+        extra = extra_bytes(bucket, strips * pw, k, b.k_block, pw, l2_bytes);
+        for (unsigned i = 0; i <= sizeof fixed / sizeof fixed[0]; i++) {
+            uint64_t kc = i == 0 ? b.k_block : fixed[i - 1];
+            if (kc > b.k_block)
+                continue;
+            for (uint64_t cb = pw; cb < 2 * strips * pw; cb *= 2) {
+                uint64_t c = cb > strips * pw ? strips * pw : cb;
+                double e = extra_bytes(bucket, strips * pw, k, kc, c, l2_bytes);
+                if (e < extra) {
+                    extra = e;
+                    b.k_block = kc;
+                    b.col_block = c;
+                }
+            }
         }
     }
     const double weights = (double)(strips * pw) * (double)k / 32 * Q8_PANEL_BLOCK_BYTES;
