@@ -74,7 +74,7 @@ shapes --gate default --batch 1 -o "$tmp/gqa-default.yaml" "$models/llama-gqa.gg
   grep -qF -- "--batch 1 --gate default $models/llama-gqa.gguf" "$tmp/gqa-default.yaml" &&
   diff <(sed -n '/^model:/,$p' "$tmp/gqa-default.yaml") <(shapes --batch 1 "$models/llama-gqa.gguf" | sed -n '/^model:/,$p') &&
   "$gen_bin" --explain -o "$tmp/gen-gqa-default" "$tmp/gqa-default.yaml" > "$tmp/gen.log" 2>&1 &&
-  grep -qE '^k_proj +1 +384 +1152 +fallback +- +N=384 < 1024, M\*N\*K=442368 < 1000000$' "$tmp/gen.log" &&
+  grep -qE '^k_proj +1 +384 +1152 +bf16 +fallback +- +N=384 < 1024, M\*N\*K=442368 < 1000000$' "$tmp/gen.log" &&
   grep -qF '"name": "v_proj", "M": 1, "N": 384, "K": 1152, "weights": "bf16", "verdict": "fallback", "bucket": null, "plan": null, "row_blocks": null, "reason": "N=384 < 1024, M*N*K=442368 < 1000000"' "$tmp/gen-gqa-default/manifest.json" &&
   ok || { fail "--gate default: not the library's gate:"; cat "$tmp/gqa-default.yaml" "$tmp/gen.log"; }
 expect 2 '--gate takes engine or default, not "none"' --gate none "$models/llama.gguf"
