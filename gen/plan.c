@@ -34,12 +34,14 @@ static void plan_row_fill(struct plan_row *r, const struct target *t)
 {
     plan_name(r->name, sizeof r->name, r->format, r->bucket, r->n, r->k);
     if (r->format == FORMAT_q8_0) {
-        /* One blocking: every share, packed weights only (Q8_0 objects are always packed
-         * where a plan serves). */
+        /* Packed weights only (Q8_0 objects are always packed where a plan serves): the plain
+         * blockings are the packed ones. */
         r->tile = (struct tile){q8_0_tile_rows(r->bucket), 4};
+        /* A core alone on its L2, or its share of it while its cluster runs. */
+        const uint64_t l2[SHARES] = {t->l2_kib * 1024, t->l2_kib * 1024 / t->l2_cores};
         for (int i = 0; i < SHARES; i++)
             r->blocking[i] = r->plain[i] =
-                blocking_q8_0(t, r->tile.rows, r->bucket, r->n, r->k);
+                blocking_q8_0(t, r->tile.rows, r->bucket, r->n, r->k, l2[i]);
         return;
     }
     r->tile = tile_choose(r->bucket);
