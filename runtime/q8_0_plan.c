@@ -28,7 +28,9 @@ static void quantize_share(void *ctx, size_t i)
     const struct q8_plan_context *p = ctx;
     const size_t k = p->c->w.k, r0 = p->rows * i / p->pieces, r1 = p->rows * (i + 1) / p->pieces;
     const struct gr_q8_x share = {p->x.d + r0 * p->k_blocks, p->x.q + r0 * k};
-    gr_q8_quantize_rows(p->c->x_f32 + (p->row + r0) * p->c->ldx, r1 - r0, p->c->ldx, k, &share);
+    /* the tiles' vector rule where they run: a plan's call has them */
+    gr_q8_0_quantize(p->c->x_f32 + (p->row + r0) * p->c->ldx, r1 - r0, p->c->ldx, k, share.q,
+                     share.d);
 }
 
 /* Y's element (row r of the row block, column col). */

@@ -503,8 +503,8 @@ static int same_value(float a, float b)
 
 /* The plans' shapes with special scales (zeros, subnormals, Inf, NaN, the largest) in some
  * blocks and special activations in some rows (a zero block, a block whose amax / 127
- * underflows, Inf, NaN, huge values): the rule's values, kernels and the fallback the same
- * bits. */
+ * underflows, Inf, NaN, huge values, a block of exact ties): the rule's values, kernels and
+ * the fallback the same bits. */
 static void test_special_on_plans(void **state)
 {
     (void)state;
@@ -526,6 +526,11 @@ static void test_special_on_plans(void **state)
             if (r % 6 == 1)
                 for (int j = 0; j < 32; j++)
                     block[j] = 0x1p-149f;
+            /* Another block of ties: amax 127 makes d = 1, so v / d = +-2.5, +-3.5, ...
+             * exactly, which round away from zero (a conversion at RNE would give 2, 4). */
+            float *ties = x + r * (k + 5) + 32 * ((r + 1) % kb);
+            for (int j = 0; j < 32; j++)
+                ties[j] = j == 0 ? 127.0f : (j % 2 ? 1.0f : -1.0f) * (0.5f + (float)(j % 7));
         }
         gemm_rvv_weight *obj;
         assert_int_equal(gemm_rvv_weight_create_q8_0(blocks, (int64_t)n, (int64_t)k, &obj),
