@@ -139,7 +139,7 @@ LIB_MAKE = $(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)
 
 lib: $(GEN_DIR)/manifest.json $(BUILD)/probe.ok
 	+@$(LIB_MAKE) GEN_DIR=$(GEN_DIR) OBJ_DIR=$(BUILD)/obj LIB=$(LIB)
-	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) plans from $$($(MANIFEST_SOURCE)))"
+	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) plans, $$(grep -c '"format": "q8_0"' $(GEN_DIR)/manifest.json) of them Q8_0, from $$($(MANIFEST_SOURCE)))"
 
 # ---- tests ---------------------------------------------------------------------------------
 # Host: the generator's parts, built again with ASan and UBSan in a folder of their own (the
@@ -217,8 +217,8 @@ $(foreach f,$(SHIPPED_SHAPES),$(eval $(call shipped_rules,$(f),$(call shipped_na
 # No kernel may spill vector registers: the generator keeps tiles within the 32 registers.
 test-spills: $(TEST_LIB) lib
 	@tools/check-spills.sh '$(OBJDUMP)' \
-	  $(patsubst $(BUILD)/test/gen/%.c,$(BUILD)/test/obj/gen/%.o,$(wildcard $(BUILD)/test/gen/bf16_*.c)) \
-	  $(patsubst $(GEN_DIR)/%.c,$(BUILD)/obj/gen/%.o,$(wildcard $(GEN_DIR)/bf16_*.c))
+	  $(patsubst $(BUILD)/test/gen/%.c,$(BUILD)/test/obj/gen/%.o,$(wildcard $(BUILD)/test/gen/bf16_*.c $(BUILD)/test/gen/q8_0_tiles.c)) \
+	  $(patsubst $(GEN_DIR)/%.c,$(BUILD)/obj/gen/%.o,$(wildcard $(GEN_DIR)/bf16_*.c $(GEN_DIR)/q8_0_tiles.c))
 
 # Nothing but the generated kernels may hold vector instructions: the runtime runs on cores
 # without V.

@@ -77,4 +77,12 @@ struct blocking blocking_choose(const struct target *t, struct tile tile, unsign
                                 uint64_t n, uint64_t k, uint64_t l2_bytes, unsigned parts,
                                 enum weights weights);
 
+/* The blocking of a Q8_0 plan of (N, K, bucket) with tiles of tile_rows rows for an L2 of
+ * l2_bytes (gen/blocking_q8_0.c): strips order, the whole K for the GEMV, else K blocks whose
+ * strip of weights fills half the L1; column blocks whose partial sums fill a quarter of the
+ * L2; the model's figures for its call (min_bytes counts 34 bytes per 32 weights, FP32 X and
+ * Y). */
+struct blocking blocking_q8_0(const struct target *t, unsigned tile_rows, unsigned bucket,
+                              uint64_t n, uint64_t k, uint64_t l2_bytes);
+
 #endif

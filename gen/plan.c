@@ -3,10 +3,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void plan_name(char *buf, size_t size, unsigned bucket, uint64_t n, uint64_t k)
+void plan_name(char *buf, size_t size, enum weight_format format, unsigned bucket, uint64_t n,
+               uint64_t k)
 {
-    snprintf(buf, size, "bf16_%s_m%u_n%llu_k%llu", bucket == 1 ? "gemv" : "gemm", bucket,
-             (unsigned long long)n, (unsigned long long)k);
+    snprintf(buf, size, "%s_%s_m%u_n%llu_k%llu", weight_format_words[format],
+             bucket == 1 ? "gemv" : "gemm", bucket, (unsigned long long)n,
+             (unsigned long long)k);
+}
+
+unsigned q8_0_tile_rows(unsigned bucket)
+{
+    return bucket == 1 ? 1 : 2;
 }
 
 static int row_cmp(const void *pa, const void *pb)
@@ -16,6 +23,8 @@ static int row_cmp(const void *pa, const void *pb)
         return a->n < b->n ? -1 : 1;
     if (a->k != b->k)
         return a->k < b->k ? -1 : 1;
+    if (a->format != b->format)
+        return a->format < b->format ? -1 : 1;
     if (a->bucket != b->bucket)
         return a->bucket < b->bucket ? -1 : 1;
     return 0;
@@ -23,6 +32,18 @@ static int row_cmp(const void *pa, const void *pb)
 
 static void plan_row_fill(struct plan_row *r, const struct target *t)
 {
+    plan_name(r->name, sizeof r->name, r->format, r->bucket, r->n, r->k);
+    if (r->format == FORMAT_q8_0) {
+        /* Packed weights only (Q8_0 objects are always packed where a plan serves): the plain
+         * blockings are the packed ones. */
+        r->tile = (struct tile){q8_0_tile_rows(r->bucket), 4};
+        /* A core alone on its L2, or its share of it while its cluster runs. */
+        const uint64_t l2[SHARES] = {t->l2_kib * 1024, t->l2_kib * 1024 / t->l2_cores};
+        for (int i = 0; i < SHARES; i++)
+            r->blocking[i] = r->plain[i] =
+                blocking_q8_0(t, r->tile.rows, r->bucket, r->n, r->k, l2[i]);
+        return;
+    }
     r->tile = tile_choose(r->bucket);
     const uint64_t l2 = t->l2_kib * 1024;
     /* A core alone on its L2, and every core of a cluster on it (l2_cores participants). */
@@ -38,7 +59,6 @@ static void plan_row_fill(struct plan_row *r, const struct target *t)
                           : blocking_choose(t, r->tile, r->bucket, r->n, r->k, l2, parts[i],
                                             WEIGHTS_PLAIN);
     }
-    plan_name(r->name, sizeof r->name, r->bucket, r->n, r->k);
 }
 
 int plan_build(const struct shapes *s, const struct gate *g, const struct buckets *b,
@@ -73,6 +93,7 @@ int plan_build(const struct shapes *s, const struct gate *g, const struct bucket
             struct plan_row *r = &p.rows[p.row_count++];
             r->n = l->n;
             r->k = l->k;
+            r->format = l->format;
             r->bucket = e->decision.bucket;
         }
     }
@@ -84,6 +105,9 @@ int plan_build(const struct shapes *s, const struct gate *g, const struct bucket
     p.row_count = unique;
     for (size_t i = 0; i < p.row_count; i++) {
         plan_row_fill(&p.rows[i], t);
+        p.format_rows[p.rows[i].format]++;
+        if (p.rows[i].format != FORMAT_bf16)
+            continue;
         unsigned *most = &p.tile_rows_by_lmul[p.rows[i].tile.lmul];
         if (p.rows[i].tile.rows > *most)
             *most = p.rows[i].tile.rows;
@@ -93,6 +117,7 @@ int plan_build(const struct shapes *s, const struct gate *g, const struct bucket
         if (e->decision.verdict != VERDICT_KERNEL)
             continue;
         struct plan_row key = {.n = s->layers[e->layer].n, .k = s->layers[e->layer].k,
+                               .format = s->layers[e->layer].format,
                                .bucket = e->decision.bucket};
         struct plan_row *r = bsearch(&key, p.rows, p.row_count, sizeof *p.rows, row_cmp);
         e->row = (size_t)(r - p.rows);

@@ -6,6 +6,7 @@
 
 #include "blocking.h"
 #include "gate.h"
+#include "plan_fields.h"
 #include "shapes.h"
 #include "target.h"
 #include "tile.h"
@@ -19,11 +20,12 @@ enum { SHARE_ALONE = 0, SHARE_CLUSTER = 1, SHARES = 2 };
 /* One generated plan: how the runtime blocks one shape key (N, K, M bucket). */
 struct plan_row {
     uint64_t n, k;
+    enum weight_format format;       /* the layers' `weights:` */
     unsigned bucket;                 /* 1: the GEMV; else the largest M of the block */
     struct tile tile;
     struct blocking blocking[SHARES]; /* a core alone on the L2; its cluster's cores at once */
     struct blocking plain[SHARES];    /* the same, for plain [N, K] weights */
-    char name[PLAN_NAME_MAX];        /* "bf16_gemm_m16_n4096_k4096" */
+    char name[PLAN_NAME_MAX];        /* "bf16_gemm_m16_n4096_k4096", "q8_0_gemv_m1_n..." */
     size_t users;                    /* (layer, M) entries it serves */
 };
 
@@ -37,10 +39,12 @@ struct plan_entry {
 struct plan {
     struct plan_entry *entries; /* file order: layers as written, M increasing */
     size_t count;
-    struct plan_row *rows;      /* sorted by N, K, bucket */
+    struct plan_row *rows;      /* sorted by N, K, format, bucket */
     size_t row_count;
+    size_t format_rows[WEIGHT_FORMAT_COUNT]; /* plans of each format */
     size_t fallback_count;
-    /* The micro-kernels to emit: for each LMUL (1, 2, 4, 8), the most rows a tile has. */
+    /* The BF16 micro-kernels to emit: for each LMUL (1, 2, 4, 8), the most rows a tile has
+     * (Q8_0 plans have tiles of their own, gr_q8_0_tiles). */
     unsigned tile_rows_by_lmul[9];
     struct target target;
 };
@@ -50,7 +54,11 @@ int plan_build(const struct shapes *s, const struct gate *g, const struct bucket
                const struct target *t, struct plan *out);
 void plan_free(struct plan *p);
 
-/* "bf16_gemv_m1_n4096_k4096" or "bf16_gemm_m8_n4096_k4096". */
-void plan_name(char *buf, size_t size, unsigned bucket, uint64_t n, uint64_t k);
+/* "bf16_gemv_m1_n4096_k4096", "bf16_gemm_m8_n4096_k4096", "q8_0_gemv_m1_n4096_k4096". */
+void plan_name(char *buf, size_t size, enum weight_format format, unsigned bucket, uint64_t n,
+               uint64_t k);
+
+/* Rows of a Q8_0 plan's tile: 1 for the GEMV, else 2 (gr_q8_0_tiles has both). */
+unsigned q8_0_tile_rows(unsigned bucket);
 
 #endif

@@ -31,6 +31,49 @@
     X(col_rounds, b->x_copy.rounds, 0,                                                             \
       "participants a round of column blocks is planned for (0: no rounds)")
 
+/* The weights' formats a plan may serve, the plan's `format` field (struct gr_plan's, an enum
+ * gr_format written by name: GR_FORMAT_* in C, the shapes file's and the manifest's word, and
+ * the plan names' prefix). WEIGHT_FORMATS(X) calls X(WORD, CONSTANT, BLOCK_BYTES, BLOCK, DOC):
+ * WORD as the shapes file's `weights:` says it, CONSTANT the contract's enum gr_format value,
+ * BLOCK_BYTES bytes per BLOCK weights along K (the least DRAM a call can move: every weight
+ * once), DOC what it is. In enum weight_format's order (FORMAT_BF16 = 0, ...). */
+#define WEIGHT_FORMATS(X)                                                                          \
+    X(bf16, GR_FORMAT_BF16, 2, 1, "BF16 weights, gemm_rvv_linear")                                 \
+    X(q8_0, GR_FORMAT_Q8_0, 34, 32, "GGUF Q8_0 blocks, gemm_rvv_linear_f32x")
+
+enum weight_format {
+#define WEIGHT_FORMAT_ENUM_(word, constant, bytes, block, doc) FORMAT_##word,
+    WEIGHT_FORMATS(WEIGHT_FORMAT_ENUM_)
+#undef WEIGHT_FORMAT_ENUM_
+    WEIGHT_FORMAT_COUNT
+};
+
+/* Each format's word, its C constant, and its bytes per weight at least. */
+static const char *const weight_format_words[WEIGHT_FORMAT_COUNT] = {
+#define WEIGHT_FORMAT_WORD_(word, constant, bytes, block, doc) #word,
+    WEIGHT_FORMATS(WEIGHT_FORMAT_WORD_)
+#undef WEIGHT_FORMAT_WORD_
+};
+static const char *const weight_format_constants[WEIGHT_FORMAT_COUNT] = {
+#define WEIGHT_FORMAT_CONSTANT_(word, constant, bytes, block, doc) #constant,
+    WEIGHT_FORMATS(WEIGHT_FORMAT_CONSTANT_)
+#undef WEIGHT_FORMAT_CONSTANT_
+};
+static const unsigned weight_format_block[WEIGHT_FORMAT_COUNT] = {
+#define WEIGHT_FORMAT_BLOCK_(word, constant, bytes, block, doc) block,
+    WEIGHT_FORMATS(WEIGHT_FORMAT_BLOCK_)
+#undef WEIGHT_FORMAT_BLOCK_
+};
+static inline double weight_format_bytes(enum weight_format f)
+{
+    static const double bytes[WEIGHT_FORMAT_COUNT] = {
+#define WEIGHT_FORMAT_BYTES_(word, constant, bytes, block, doc) (double)(bytes) / (block),
+        WEIGHT_FORMATS(WEIGHT_FORMAT_BYTES_)
+#undef WEIGHT_FORMAT_BYTES_
+    };
+    return bytes[f];
+}
+
 #define BLOCKING_FIELD_ONE_(name, value, brk, doc) +1
 enum { BLOCKING_FIELD_COUNT = 0 BLOCKING_FIELDS(BLOCKING_FIELD_ONE_) };
 #undef BLOCKING_FIELD_ONE_

@@ -8,6 +8,7 @@
 
 #include "diag.h"
 #include "gate.h"
+#include "plan_fields.h"
 #include "target.h"
 
 struct layer {
@@ -15,6 +16,8 @@ struct layer {
     uint64_t n, k;
     uint64_t *m;    /* the M values the engine calls with, increasing, no repeats */
     size_t m_count;
+    enum weight_format format; /* its `weights:`, else the file's, else BF16 */
+    int weights_line, weights_col; /* where its own `weights:` is; line 0: it has none */
     int line, col;  /* where the layer starts in the file */
 };
 
@@ -27,6 +30,7 @@ struct shapes {
     struct buckets buckets;  /* the file's buckets, or the defaults */
     bool buckets_set;
     struct target target;    /* the file's target machine, the K1 where it says nothing */
+    enum weight_format weights; /* the file's `weights:`, for layers that say none (BF16) */
 };
 
 /* Reads and checks a shapes file. Returns 0, or -1 after reporting every problem through d. */

@@ -181,6 +181,27 @@ struct layer_ctx {
     int have_name, have_n, have_k, have_m, bad;
 };
 
+/* A `weights:` value: one of gen/plan_fields.h's format words. Returns 0, or -1 after saying
+ * which words it takes. */
+static int read_weights(struct reader *r, yaml_node_t *value, const char *what,
+                        enum weight_format *out)
+{
+    if (value->type == YAML_SCALAR_NODE)
+        for (int f = 0; f < WEIGHT_FORMAT_COUNT; f++)
+            if (strcmp(scalar_text(value), weight_format_words[f]) == 0 &&
+                strlen(weight_format_words[f]) == value->data.scalar.length) {
+                *out = (enum weight_format)f;
+                return 0;
+            }
+    char list[64] = "";
+    for (int f = 0; f < WEIGHT_FORMAT_COUNT; f++) {
+        strncat(list, f ? " or " : "", sizeof list - strlen(list) - 1);
+        strncat(list, weight_format_words[f], sizeof list - strlen(list) - 1);
+    }
+    expected(r, value, what, list);
+    return -1;
+}
+
 /* The scalar's length, not strlen: a quoted "\0" must not cut a name short. */
 static int valid_name(const yaml_node_t *n)
 {
@@ -265,6 +286,10 @@ static void layer_key(struct reader *r, const char *key, yaml_node_t *value, voi
     } else if (strcmp(key, "K") == 0) {
         c->have_k = 1;
         c->bad |= read_uint(r, value, "K", 1, SHAPE_DIM_MAX, &l->k) != 0;
+    } else if (strcmp(key, "weights") == 0) {
+        c->bad |= read_weights(r, value, "weights", &l->format) != 0;
+        l->weights_line = line_of(value);
+        l->weights_col = col_of(value);
     } else {
         c->have_m = 1;
         read_m(r, value, c);
@@ -379,6 +404,16 @@ static void add_layer(struct reader *r, struct layer *l)
                        "layer \"%s\" redefined with N=%llu, K=%llu (line %d has N=%llu, K=%llu)",
                        l->name, (unsigned long long)l->n, (unsigned long long)l->k, old->line,
                        (unsigned long long)old->n, (unsigned long long)old->k);
+        else if (!l->weights_line && old->weights_line)
+            diag_error(r->d, l->line, l->col,
+                       "layer \"%s\" redefined without weights: (line %d has weights: %s)",
+                       l->name, old->line, weight_format_words[old->format]);
+        else if (l->weights_line && (!old->weights_line || old->format != l->format))
+            diag_error(r->d, l->line, l->col,
+                       "layer \"%s\" redefined with weights: %s (line %d has %s%s)", l->name,
+                       weight_format_words[l->format], old->line,
+                       old->weights_line ? "weights: " : "none",
+                       old->weights_line ? weight_format_words[old->format] : "");
         else if (merge_m(r, *slot - 1, l) != 0)
             out_of_memory(r);
         free(l->name);
@@ -392,7 +427,7 @@ static void add_layer(struct reader *r, struct layer *l)
 
 static void read_layer(struct reader *r, yaml_node_t *node)
 {
-    static const char *const known[] = {"name", "N", "K", "M", NULL};
+    static const char *const known[] = {"name", "N", "K", "M", "weights", NULL};
     struct layer l = {0};
     struct layer_ctx c = {&l, NULL, 0, 0, 0, 0, 0};
 
@@ -546,6 +581,8 @@ static void top_key(struct reader *r, const char *key, yaml_node_t *value, void 
         read_buckets(r, value);
     } else if (strcmp(key, "target") == 0) {
         read_target(r, value);
+    } else if (strcmp(key, "weights") == 0) {
+        read_weights(r, value, "weights", &r->s->weights);
     } else {
         c->have_layers = 1;
         read_layers(r, value);
@@ -554,7 +591,8 @@ static void top_key(struct reader *r, const char *key, yaml_node_t *value, void 
 
 static void read_root(struct reader *r, yaml_node_t *root)
 {
-    static const char *const known[] = {"model", "gate", "buckets", "target", "layers", NULL};
+    static const char *const known[] = {"model",  "gate",    "buckets", "target",
+                                        "layers", "weights", NULL};
     struct top_ctx c = {0};
 
     if (root->type == YAML_SEQUENCE_NODE) { /* a bare list of layers */
@@ -568,6 +606,25 @@ static void read_root(struct reader *r, yaml_node_t *root)
     walk_mapping(r, root, "at the top level", known, top_key, &c);
     if (!c.have_layers && !r->out_of_memory)
         diag_error(r->d, line_of(root), col_of(root), "no \"layers\" list in the file");
+}
+
+/* Each layer's format: its own `weights:`, else the file's (read wherever it stands in the
+ * file). Q8_0 blocks run along K 32 at a time: K must be a multiple of 32. */
+static void settle_weights(struct reader *r)
+{
+    for (size_t i = 0; i < r->s->count; i++) {
+        struct layer *l = &r->s->layers[i];
+        if (!l->weights_line)
+            l->format = r->s->weights;
+        unsigned block = weight_format_block[l->format];
+        if (l->k % block != 0)
+            diag_error(r->d, l->weights_line ? l->weights_line : l->line,
+                       l->weights_line ? l->weights_col : l->col,
+                       "layer \"%s\": weights: %s needs K a multiple of %u (its blocks run "
+                       "along K), got K=%llu",
+                       l->name, weight_format_words[l->format], block,
+                       (unsigned long long)l->k);
+    }
 }
 
 static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out)
@@ -590,6 +647,8 @@ static int read_parser(yaml_parser_t *parser, struct diag *d, struct shapes *out
         diag_error(d, 0, 0, "the file is empty: expected a mapping with a \"layers\" list");
     } else {
         read_root(&r, root);
+        if (!r.out_of_memory)
+            settle_weights(&r);
         if (r.out_of_memory) {
             /* reported; what follows in the file does not matter */
         } else if (yaml_parser_load(parser, &extra)) {

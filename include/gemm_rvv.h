@@ -1,5 +1,6 @@
-/* gemm_rvv: BF16 Linear layers (Y = X W^T + bias) for RISC-V Vector 1.0 cores, with kernels
- * generated ahead of time for a model's shapes and a scalar fallback for every other shape.
+/* gemm_rvv: BF16 and Q8_0 Linear layers (Y = X W^T + bias) for RISC-V Vector 1.0 cores, with
+ * kernels generated ahead of time for a model's shapes and a scalar fallback for every other
+ * shape.
  *
  * This is the only header an inference engine includes. Link libgemm_rvv.a (pkg-config name
  * gemm_rvv). All sizes and strides count elements, not bytes. BF16 values are passed as their
@@ -7,7 +8,8 @@
  *
  * Results: every output is the sum over k = 0 .. K-1, in that order, of X[m, k] * W[n, k],
  * accumulated in FP32 (each product is exact in FP32); the bias, if any, is added after the
- * sum. A generated kernel and the scalar fallback give the same bits.
+ * sum. A generated kernel and the scalar fallback give the same bits. Q8_0 weights (see
+ * "Q8_0 weights" below) have a sum of their own, the same bits from kernels and fallback too.
  */
 #ifndef GEMM_RVV_H
 #define GEMM_RVV_H
@@ -34,7 +36,9 @@ typedef enum gemm_rvv_status {
     GEMM_RVV_ERR_ISA = 8,      /* GEMM_RVV_ISA asks for a kernel variant this core lacks */
     GEMM_RVV_ERR_ALIAS = 9,    /* Y overlaps X, W or the bias */
     GEMM_RVV_ERR_BUFFER = 10,  /* the caller's memory is too small or not aligned */
-    GEMM_RVV_ERR_RANGE = 11    /* elements past the end of the weight */
+    GEMM_RVV_ERR_RANGE = 11,   /* elements past the end of the weight */
+    GEMM_RVV_ERR_FORMAT = 12   /* the weight's format is not one this call takes, or K is not a
+                                  multiple of 32 for Q8_0 */
 } gemm_rvv_status;
 
 typedef enum gemm_rvv_type {
@@ -61,7 +65,8 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
 
 /* Re-packs new values of the same shape (after the engine reloaded its weights). It waits for
  * calls already running on this object; every call that starts after it returns sees only the
- * new values. On error the object keeps its old values. */
+ * new values. On error the object keeps its old values. GEMM_RVV_ERR_FORMAT on a Q8_0 object
+ * (it takes gemm_rvv_weight_write_q8_0). */
 gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *w, int64_t ldw);
 
 /* Frees the object and its packed copy (not memory given to gemm_rvv_weight_create_in).
@@ -90,13 +95,62 @@ gemm_rvv_status gemm_rvv_weight_create_in(int64_t n, int64_t k, void *mem, size_
 /* Writes `count` elements of W, taken in row-major order from element `first` (W[first / K,
  * first % K]) on, from src; any object, any range, in as many pieces as the engine likes.
  * Waits for running calls on the object, as gemm_rvv_weight_update does. GEMM_RVV_ERR_RANGE
- * when first + count > N * K (nothing written). */
+ * when first + count > N * K (nothing written); GEMM_RVV_ERR_FORMAT on a Q8_0 object. */
 gemm_rvv_status gemm_rvv_weight_write(gemm_rvv_weight *weight, const uint16_t *src,
                                       size_t first, size_t count);
 
-/* Reads the same elements back into dst: the exact bits last written or packed. */
+/* Reads the same elements back into dst: the exact bits last written or packed.
+ * GEMM_RVV_ERR_FORMAT on a Q8_0 object. */
 gemm_rvv_status gemm_rvv_weight_read(const gemm_rvv_weight *weight, uint16_t *dst, size_t first,
                                      size_t count);
+
+/* ---- Q8_0 weights --------------------------------------------------------------------------
+ * Q8_0: GGUF's block layout, along K: 34 bytes a block = FP16 scale d (little-endian, 2 bytes)
+ * then 32 int8 q; value = d * q. A row of an [n, k] weight is k / 32 blocks, rows contiguous.
+ * Block b of the weight is row b / (k / 32), blocks kb = b % (k / 32) of that row. K must be a
+ * multiple of 32 (else GEMM_RVV_ERR_FORMAT, nothing made). Q8_0 objects are freed by
+ * gemm_rvv_weight_free and served by gemm_rvv_linear_f32x only; the BF16 calls on them
+ * (gemm_rvv_linear, _update, _write, _read) return GEMM_RVV_ERR_FORMAT, and so do the Q8_0
+ * calls below on a BF16 object.
+ *
+ * Results of gemm_rvv_linear_f32x (docs/numerics.md has the error bound): each row of X is
+ * quantised per block of 32 k, once per call: amax = max |x|, d_x = amax / 127 (FP32),
+ * q_x = roundf(x / d_x) (ties away from zero) clamped to [-127, 127]; d_x = 0 makes every q_x
+ * 0, and a block holding an Inf or NaN gets d_x = NaN (its outputs are NaN). Each output is
+ * then, over the blocks in increasing k from acc = -0.0f, acc = fmaf(d_w * d_x, (float)isum,
+ * acc) in FP32, isum the exact int32 sum of the block's 32 products q_w * q_x; the bias is
+ * added after. The scale d_w is the block's FP16 scale, exactly (a subnormal too; Inf and NaN
+ * stay so, and make the block's terms Inf or NaN as FP32 arithmetic does: Inf * 0 is NaN). */
+#define GEMM_RVV_Q8_0_BLOCK 32
+#define GEMM_RVV_Q8_0_BLOCK_BYTES 34
+
+/* Copies n rows of k / 32 Q8_0 blocks (n * k / 32 * 34 bytes at blocks) into a new object
+ * stored in *out. On error *out is left untouched. */
+gemm_rvv_status gemm_rvv_weight_create_q8_0(const void *blocks, int64_t n, int64_t k,
+                                            gemm_rvv_weight **out);
+
+/* Bytes of the object's copy of an [n, k] Q8_0 weight in the caller's memory (a multiple of
+ * GEMM_RVV_WEIGHT_ALIGN): packed where the build has a Q8_0 plan for (N, K) and the core has
+ * V (FP32 scales), else the plain GGUF blocks for the fallback. */
+gemm_rvv_status gemm_rvv_weight_bytes_q8_0(int64_t n, int64_t k, size_t *bytes);
+
+/* Makes a Q8_0 object whose copy lives in mem, as gemm_rvv_weight_create_in does for BF16:
+ * GEMM_RVV_ERR_BUFFER when mem is smaller than gemm_rvv_weight_bytes_q8_0() or not aligned to
+ * GEMM_RVV_WEIGHT_ALIGN (mem not written); only the packed form's padding is written here. */
+gemm_rvv_status gemm_rvv_weight_create_in_q8_0(int64_t n, int64_t k, void *mem,
+                                               size_t mem_bytes, gemm_rvv_weight **out);
+
+/* Writes `blocks` Q8_0 blocks (34 bytes each, at src) from block first_block on (block
+ * b = row * (k / 32) + kb), any range, in any pieces; waits for running calls as
+ * gemm_rvv_weight_update does. GEMM_RVV_ERR_RANGE when first_block + blocks > N * K / 32
+ * (nothing written); GEMM_RVV_ERR_FORMAT on a BF16 object. */
+gemm_rvv_status gemm_rvv_weight_write_q8_0(gemm_rvv_weight *weight, const void *src,
+                                           size_t first_block, size_t blocks);
+
+/* Reads the same blocks back into dst: the exact 34 bytes per block last written (a NaN
+ * scale's payload too). */
+gemm_rvv_status gemm_rvv_weight_read_q8_0(const gemm_rvv_weight *weight, void *dst,
+                                          size_t first_block, size_t blocks);
 
 /* ---- Linear --------------------------------------------------------------------------------
  * Y[M, N] = X[M, K] W[N, K]^T (+ bias[N]). X is BF16 with row stride ldx >= K; Y has row
@@ -126,6 +180,14 @@ gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
                                 const gemm_rvv_weight *weight, const float *bias, void *y,
                                 int64_t ldy, gemm_rvv_type y_type);
 
+/* Y[M, N] = X[M, K] W[N, K]^T (+ bias[N]) on a Q8_0 weight object, X in FP32 (row stride
+ * ldx >= K floats), quantised as "Q8_0 weights" above says. Checks, aliasing (X's extent
+ * counted in floats), dispatch, threads and counters as gemm_rvv_linear; the plans are the
+ * Q8_0 ones (gemm_rvv_plan_buckets_q8_0). GEMM_RVV_ERR_FORMAT for a BF16 object. */
+gemm_rvv_status gemm_rvv_linear_f32x(const float *x, int64_t m, int64_t ldx,
+                                     const gemm_rvv_weight *weight, const float *bias, void *y,
+                                     int64_t ldy, gemm_rvv_type y_type);
+
 /* X for a call from FP32 activations: out[i] = x[i] rounded to BF16 (nearest even; a NaN stays
  * a quiet NaN with its sign), for i < count, as gemm_rvv_type BF16 outputs are rounded. Vector
  * code where the kernels run, scalar elsewhere, the same bits. out must not overlap x.
@@ -147,6 +209,10 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
  * blocks of rows (see Dispatch above). This says what the build holds, whatever the core: on
  * a core without V (gemm_rvv_kernels_active() == 0) the fallback serves them all the same. */
 size_t gemm_rvv_plan_buckets(int64_t n, int64_t k, int64_t *m_buckets, size_t capacity);
+
+/* The same for the Q8_0 plans of (N, K) (weights: q8_0 in the shapes file): the buckets that
+ * serve gemm_rvv_linear_f32x on a Q8_0 object of that shape; 0 when none does. */
+size_t gemm_rvv_plan_buckets_q8_0(int64_t n, int64_t k, int64_t *m_buckets, size_t capacity);
 
 /* ---- Settings ------------------------------------------------------------------------------
  * Threads taking part in one call, the calling thread included. The default is the number of

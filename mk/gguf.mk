@@ -4,8 +4,8 @@
 #
 #   make gguf-models        the test models of tests/llama/make_gguf_models.py (build/llama/models)
 #   make test-gguf-shapes   tools/gguf-shapes on them, against gemm-rvv-shapes (host, seconds)
-#   make test-llama         one small llama-perplexity run of the GQA Llama and of the tied
-#                           Qwen2 (sid's QEMU), with the plugin too: LLAMA_PLUGIN, or the one
+#   make test-llama         one small llama-perplexity run of the GQA Llama in BF16 and in
+#                           Q8_0 (sid's QEMU), with the plugin too: LLAMA_PLUGIN, or the one
 #                           mk/ggml.mk's rules build; then the GQA Llama over several
 #                           micro-batches, generating, its threads, splits and peak memory
 #   make test-llama-full    the four models, 2 chunks, and the bad-input models
@@ -56,13 +56,13 @@ LLAMA_PLUGIN   ?=
 LLAMA_MANIFEST ?= $(LLAMA_TEST)/gen/manifest.json
 endif
 
-# The shapes of the four test models in one file, for the plugin's library: M = 64 is the
+# The shapes of the test models in one file, for the plugin's library: M = 64 is the
 # perplexity runs' batch (every position's logits, so the lm_head's too). gguf-shapes' gate
-# plans every BF16 Linear, those below the library's default gate too (the GQA k and v, the
-# Qwen2's every Linear).
-LLAMA_SHAPES_MODELS := llama qwen3 llama-gqa qwen2-tied
+# plans every BF16 and Q8_0 Linear, those below the library's default gate too (the GQA k and
+# v, the Qwen2's every Linear); the Q8_0 models' Linears get Q8_0 plans.
+LLAMA_SHAPES_MODELS := llama qwen3 llama-gqa qwen2-tied llama-q8_0 llama-gqa-q8_0
 $(LLAMA_TEST)/shapes.yaml: $(LLAMA_MODELS)/.made tools/gguf-shapes
-	$(GGUF_RUN) tools/gguf-shapes --batch 1,64 -o $@ $(LLAMA_SHAPES_MODELS:%=$(LLAMA_MODELS)/%.gguf)
+	$(GGUF_RUN) tools/gguf-shapes --model llama-test-models --batch 1,64 -o $@ $(LLAMA_SHAPES_MODELS:%=$(LLAMA_MODELS)/%.gguf)
 
 $(LLAMA_TEST)/gen/manifest.json: $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) $(TEMPLATES)
 	$(GEN_BIN) -o $(@D) $< > /dev/null
@@ -88,13 +88,14 @@ endef
 
 LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 
-# The quick tier: the GQA Llama (the tied Qwen2 and the others: test-llama-full).
+# The quick tier: the GQA Llama in BF16 and in Q8_0 (the tied Qwen2 and the others:
+# test-llama-full).
 test-llama: $(LLAMA_TEST_DEPS)
-	$(call check_llama,llama-gqa,1)
+	$(call check_llama,llama-gqa llama-gqa-q8_0,1)
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa))
 
 test-llama-full: $(LLAMA_TEST_DEPS)
-	$(call check_llama,llama qwen3 llama-gqa qwen2-tied llama-noplan llama-f16 llama-q8_0,2)
+	$(call check_llama,llama qwen3 llama-gqa qwen2-tied llama-noplan llama-f16 llama-q8_0 llama-gqa-q8_0,2)
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa))
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,qwen2-tied))
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama))
@@ -110,9 +111,10 @@ $(HWPROBE_SHIM): measure/llama/hwprobe_shim.c $(BUILD)/probe.ok
 
 # The GQA Llama and the Qwen2.5-shaped Qwen2 (hidden 896, tied) in 2 layers (of a prompt the last
 # layer's FFN runs on one row only, so in 1 layer a prompt token has none at the batch's M): with
-# gguf-shapes' gate the plugin serves every BF16 Linear of both. LLAMA_BENCH_MODELS="llama-gqa
+# gguf-shapes' gate the plugin serves every BF16 Linear of both; and the Llama in Q8_0 (2 layers),
+# the plugin's Q8_0 kernels against ggml's own Q8_0 path. LLAMA_BENCH_MODELS="llama-gqa
 # qwen2-tied" counts the 1-layer test models, "llama qwen3" the others.
-LLAMA_BENCH_MODELS ?= llama-gqa-2l qwen2-tied-2l
+LLAMA_BENCH_MODELS ?= llama-gqa-2l qwen2-tied-2l llama-q8_0
 
 bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
 	@set -e; for m in $(LLAMA_BENCH_MODELS); do \

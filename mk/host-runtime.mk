@@ -15,7 +15,10 @@ HOST_RT_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all
 # No sanitizer: the fork test with the pool resized during forks, which GCC 12's AddressSanitizer
 # cannot take (see tests/host-runtime/test_fork.c).
 HOST_RT_SAN_plain :=
-HOST_RT_PROGRAMS := test_threads test_fork test_settings test_host_kernels
+HOST_RT_PROGRAMS := test_threads test_fork test_settings test_host_kernels test_q8_0
+# A program's source: tests/host-runtime/NAME.c, or the target test named here (run on the host
+# runtime too, under the sanitizers).
+HOST_RT_SRC_test_q8_0 := tests/target/test_q8_0.c
 HOST_RT_TESTS    := $(foreach s,tsan asan,$(addprefix $(HOST_RT)/$(s)/,$(HOST_RT_PROGRAMS))) \
                     $(HOST_RT)/plain/test_fork
 HOST_RT_SUPPORT  := tests/host-runtime/reference.c tests/target/testdata.c tests/target/child.c
@@ -47,7 +50,7 @@ $(HOST_RT)/%/libgemm_rvv.a: $(HOST_RT)/gen/manifest.json FORCE
 # $(1): tsan, asan or plain, $(2): the program; the kernel test reaches the driver through
 # runtime/'s headers.
 define host_rt_program
-$(HOST_RT)/$(1)/$(2): tests/host-runtime/$(2).c $(HOST_RT_SUPPORT) $(wildcard tests/host-runtime/*.h) \
+$(HOST_RT)/$(1)/$(2): $(or $(HOST_RT_SRC_$(2)),tests/host-runtime/$(2).c) $(HOST_RT_SUPPORT) $(wildcard tests/host-runtime/*.h) \
                       tests/target/testdata.h tests/target/child.h include/gemm_rvv.h \
                       $(HOST_RT)/$(1)/libgemm_rvv.a
 	$(HOST_CC) $(HOST_RT_CFLAGS) $(HOST_RT_SAN_$(1)) -D_POSIX_C_SOURCE=200809L -Iinclude \

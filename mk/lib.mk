@@ -36,6 +36,14 @@ $(OBJ_DIR)/gen/bf16_tiles_%.o: $(GEN_DIR)/bf16_tiles_%.c $(GEN_DIR)/gr_contract.
 	@$(TARGET_CC) $(if $(filter host,$(march)),$(KERNEL_CFLAGS),$(filter-out -march=%,$(KERNEL_CFLAGS)) \
 	  -march=$(march)) $(CPPFLAGS) -c $< -o $@
 
+# The Q8_0 tiles: GCC's first scheduling pass interleaves their e8 products with their e16
+# sums (a vsetvli between every two) and runs out of registers (spills); without it each
+# group of k runs at one vtype after another, as written, and nothing spills.
+$(OBJ_DIR)/gen/q8_0_tiles.o: $(GEN_DIR)/q8_0_tiles.c $(GEN_DIR)/gr_contract.h
+	@mkdir -p $(@D)
+	@echo "  CC  $< (-fno-schedule-insns)"
+	@$(TARGET_CC) $(KERNEL_CFLAGS) -fno-schedule-insns $(CPPFLAGS) -c $< -o $@
+
 $(OBJ_DIR)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h include/*.h) $(GEN_DIR)/gr_contract.h
 	@mkdir -p $(@D)
 	@echo "  CC  $<"

@@ -27,15 +27,15 @@ static size_t y_elem(gemm_rvv_type y_type)
     return y_type == GEMM_RVV_F32 ? sizeof(float) : sizeof(uint16_t);
 }
 
-gemm_rvv_status gr_check_call(const uint16_t *x, int64_t m, int64_t ldx, int64_t n, int64_t k,
-                              const void *y, int64_t ldy, gemm_rvv_type y_type)
+gemm_rvv_status gr_check_call(const void *x, size_t x_elem, int64_t m, int64_t ldx, int64_t n,
+                              int64_t k, const void *y, int64_t ldy, gemm_rvv_type y_type)
 {
     gemm_rvv_status s;
     if (!x || !y)
         return GEMM_RVV_ERR_NULL;
     if (y_type != GEMM_RVV_F32 && y_type != GEMM_RVV_BF16)
         return GEMM_RVV_ERR_TYPE;
-    if ((s = gr_check_matrix(m, k, ldx, sizeof(uint16_t))) != GEMM_RVV_OK)
+    if ((s = gr_check_matrix(m, k, ldx, x_elem)) != GEMM_RVV_OK)
         return s;
     return gr_check_matrix(m, n, ldy, y_elem(y_type));
 }
@@ -50,12 +50,13 @@ static int overlap(const void *a, size_t a_rows, size_t a_cols, size_t a_ld, siz
     return a0 < b1 && b0 < a1;
 }
 
-gemm_rvv_status gr_check_alias(const uint16_t *x, size_t m, size_t ldx, const uint16_t *w,
-                               size_t n, size_t k, size_t ldw, const float *bias, const void *y,
-                               size_t ldy, gemm_rvv_type y_type)
+gemm_rvv_status gr_check_alias(const void *x, size_t x_elem, size_t m, size_t ldx,
+                               const uint16_t *w, size_t n, size_t k, size_t ldw,
+                               const float *bias, const void *y, size_t ldy,
+                               gemm_rvv_type y_type)
 {
     const size_t ye = y_elem(y_type);
-    if (overlap(y, m, n, ldy, ye, x, m, k, ldx, sizeof *x) ||
+    if (overlap(y, m, n, ldy, ye, x, m, k, ldx, x_elem) ||
         (w && overlap(y, m, n, ldy, ye, w, n, k, ldw, sizeof *w)) ||
         (bias && overlap(y, m, n, ldy, ye, bias, 1, n, n, sizeof *bias)))
         return GEMM_RVV_ERR_ALIAS;

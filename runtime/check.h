@@ -12,15 +12,17 @@
  * for a size below 1, a stride below cols, or an extent that does not fit the address space. */
 gemm_rvv_status gr_check_matrix(int64_t rows, int64_t cols, int64_t ld, size_t elem);
 
-/* X [m, k] (ldx), Y [m, n] (ldy, y_type) and their pointers, for a weight of [n, k]. */
-gemm_rvv_status gr_check_call(const uint16_t *x, int64_t m, int64_t ldx, int64_t n, int64_t k,
-                              const void *y, int64_t ldy, gemm_rvv_type y_type);
+/* X [m, k] (ldx, elements of x_elem bytes: BF16 or FP32), Y [m, n] (ldy, y_type) and their
+ * pointers, for a weight of [n, k]. */
+gemm_rvv_status gr_check_call(const void *x, size_t x_elem, int64_t m, int64_t ldx, int64_t n,
+                              int64_t k, const void *y, int64_t ldy, gemm_rvv_type y_type);
 
-/* GEMM_RVV_ERR_ALIAS when Y's extent (first element to last) overlaps X's, the bias's (N
- * floats) or W's (plain weights; w NULL for a weight object, which owns its copy). Arguments
- * already checked by gr_check_call (and gr_check_matrix for W). */
-gemm_rvv_status gr_check_alias(const uint16_t *x, size_t m, size_t ldx, const uint16_t *w,
-                               size_t n, size_t k, size_t ldw, const float *bias, const void *y,
-                               size_t ldy, gemm_rvv_type y_type);
+/* GEMM_RVV_ERR_ALIAS when Y's extent (first element to last) overlaps X's (x_elem bytes an
+ * element), the bias's (N floats) or W's (plain weights; w NULL for a weight object, which
+ * owns its copy). Arguments already checked by gr_check_call (and gr_check_matrix for W). */
+gemm_rvv_status gr_check_alias(const void *x, size_t x_elem, size_t m, size_t ldx,
+                               const uint16_t *w, size_t n, size_t k, size_t ldw,
+                               const float *bias, const void *y, size_t ldy,
+                               gemm_rvv_type y_type);
 
 #endif

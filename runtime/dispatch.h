@@ -13,7 +13,8 @@
 #include "gr_contract.h"
 #include "registry_lookup.h"
 
-/* One call's operands, checked: Y[m, n] = X[m, k] W^T (+ bias). */
+/* One call's operands, checked: Y[m, n] = X[m, k] W^T (+ bias). X is BF16 at x, or FP32 at
+ * x_f32 for Q8_0 weights (w.format GR_FORMAT_Q8_0). */
 struct gr_call {
     const uint16_t *x;
     size_t m, ldx;
@@ -22,6 +23,7 @@ struct gr_call {
     void *y;
     size_t ldy;
     int y_bf16;
+    const float *x_f32;
 };
 
 /* Runs c with the plan for its M among `plans` (when kernels are active) or with the fallback,
@@ -30,9 +32,11 @@ struct gr_call {
 gemm_rvv_status gr_dispatch(const struct gr_call *c, const struct gr_shape_plans *plans,
                             _Atomic(struct gr_counter *) *counter_cache);
 
-/* The two ways a call is served (plan_call.c, fallback_call.c). */
+/* The ways a call is served (plan_call.c, fallback_call.c; Q8_0: q8_0_plan.c, q8_0_call.c). */
 gemm_rvv_status gr_run_plan(const struct gr_call *c, const struct gr_plan *plan);
 gemm_rvv_status gr_run_fallback(const struct gr_call *c);
+gemm_rvv_status gr_run_fallback_q8_0(const struct gr_call *c);
+gemm_rvv_status gr_run_plan_q8_0(const struct gr_call *c, const struct gr_plan *plan);
 
 /* Splits n columns into one piece of whole panels per thread: the piece count, and the columns
  * per piece in *piece_cols (the last piece may have fewer). */

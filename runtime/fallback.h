@@ -6,7 +6,8 @@
 #include <stdint.h>
 
 /* Where the fallback reads W: packed weights (packed != NULL, in the layout of the variant
- * that packed them: enum gr_layout) or a plain [n, k] array. */
+ * that packed them: enum gr_layout) or a plain [n, k] array; for Q8_0 weights (format
+ * GR_FORMAT_Q8_0) packed Q8_0 weights or the plain GGUF blocks at q8_blocks. */
 struct gr_weight_view {
     const void *packed;
     uint32_t layout;
@@ -14,6 +15,8 @@ struct gr_weight_view {
     const uint16_t *plain;
     size_t ldw;
     size_t n, k;
+    uint32_t format; /* enum gr_format */
+    const unsigned char *q8_blocks;
 };
 
 /* Columns of W the fallback widens and sums at a time: four independent sums share each load

@@ -13,8 +13,9 @@ struct gr_shape_plans {
     size_t count;
 };
 
-/* Fills `out` by binary search over the sorted registry. */
-void gr_find_plans(uint64_t n, uint64_t k, struct gr_shape_plans *out);
+/* Fills `out` with the plans of (n, k) for weights of `format` (enum gr_format), by binary
+ * search over the sorted registry. */
+void gr_find_plans(uint64_t n, uint64_t k, uint32_t format, struct gr_shape_plans *out);
 
 /* The plan for M rows: the GEMV for M = 1 if there is one, else the smallest bucket that
  * holds M, else (M above every bucket) the largest GEMM plan, run in blocks of its bucket's

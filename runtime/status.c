@@ -19,6 +19,9 @@ const char *gemm_rvv_strerror(gemm_rvv_status status)
     case GEMM_RVV_ERR_BUFFER:
         return "the caller's memory is too small or not aligned to GEMM_RVV_WEIGHT_ALIGN";
     case GEMM_RVV_ERR_RANGE: return "elements past the end of the weight";
+    case GEMM_RVV_ERR_FORMAT:
+        return "the weight's format (BF16 or Q8_0) is not one this call takes, or K is not a "
+               "multiple of 32 for Q8_0";
     }
     return "unknown status";
 }

@@ -12,6 +12,8 @@
 #include "fork.h"
 #include "isa.h"
 #include "pack.h"
+#include "q8_0.h"
+#include "q8_0_pack.h"
 #include "scratch.h"
 
 _Static_assert(GEMM_RVV_WEIGHT_ALIGN == GR_ALIGN, "the caller's memory is aligned as the library's");
@@ -54,11 +56,28 @@ static void store_weights(struct gemm_rvv_weight *obj, const uint16_t *w, size_t
         memcpy(obj->plain + row * obj->k, w + row * ldw, obj->k * sizeof *w);
 }
 
+/* The shape checks of `format`: sizes, K a multiple of 32 for Q8_0, extents that fit. */
+static gemm_rvv_status check_shape(uint32_t format, int64_t n, int64_t k)
+{
+    if (format == GR_FORMAT_BF16)
+        return gr_check_matrix(n, k, k, sizeof(uint16_t));
+    if (n <= 0 || k <= 0)
+        return GEMM_RVV_ERR_SIZE;
+    if (k % GR_Q8_BLOCK != 0)
+        return GEMM_RVV_ERR_FORMAT;
+    return gr_check_matrix(n, k / GR_Q8_BLOCK, k / GR_Q8_BLOCK, GR_Q8_BLOCK_BYTES);
+}
+
 /* The form of the object's copy for this core and build: packed where a plan serves (N, K)
- * and the core has V, else plain rows; its bytes (0 on overflow). */
+ * and the core has V, else plain rows (BF16) or GGUF blocks (Q8_0); its bytes (0 on
+ * overflow). Q8_0 panels are VLMAX(e8, m1) wide, whichever variant serves. */
 static size_t choose_form(struct gemm_rvv_weight *obj)
 {
-    gr_find_plans(obj->n, obj->k, &obj->plans);
+    gr_find_plans(obj->n, obj->k, obj->format, &obj->plans);
+    if (obj->plans.count > 0 && gr_cpu_has_vector() && obj->format == GR_FORMAT_Q8_0) {
+        obj->panel_width = gr_isa_variant()->vlenb();
+        return gr_align_up(gr_q8_packed_bytes(obj->n, obj->k, obj->panel_width));
+    }
     if (obj->plans.count > 0 && gr_cpu_has_vector()) {
         obj->panel_width = gr_panel_width();
         obj->layout = gr_isa_variant()->layout;
@@ -66,25 +85,25 @@ static size_t choose_form(struct gemm_rvv_weight *obj)
         return gr_align_up(words * sizeof(uint32_t));
     }
     obj->panel_width = 0;
+    if (obj->format == GR_FORMAT_Q8_0)
+        return gr_align_up(obj->n * (obj->k / GR_Q8_BLOCK) * GR_Q8_BLOCK_BYTES);
     return gr_align_up(obj->n * obj->k * sizeof(uint16_t));
 }
 
-/* Checks the arguments of a new object and makes it, with its lock and its form chosen, its
- * copy in mem (mem_bytes, the caller's: GEMM_RVV_ERR_BUFFER when too small or misaligned) or,
- * with mem NULL, in memory of its own. */
-static gemm_rvv_status new_object(int64_t n, int64_t k, void *mem, size_t mem_bytes,
-                                  struct gemm_rvv_weight **out)
+gemm_rvv_status gr_weight_new(uint32_t format, int64_t n, int64_t k, void *mem, size_t mem_bytes,
+                              struct gemm_rvv_weight **out)
 {
     gemm_rvv_status s;
     if ((s = gr_isa_status()) != GEMM_RVV_OK)
         return s;
-    if ((s = gr_check_matrix(n, k, k, sizeof(uint16_t))) != GEMM_RVV_OK)
+    if ((s = check_shape(format, n, k)) != GEMM_RVV_OK)
         return s;
     struct gemm_rvv_weight *obj = calloc(1, sizeof *obj);
     if (!obj)
         return GEMM_RVV_ERR_NOMEM;
     obj->n = (size_t)n;
     obj->k = (size_t)k;
+    obj->format = format;
     size_t bytes = choose_form(obj);
     obj->external = mem != NULL;
     if (bytes == 0)
@@ -103,14 +122,32 @@ static gemm_rvv_status new_object(int64_t n, int64_t k, void *mem, size_t mem_by
     }
     if (obj->panel_width)
         obj->packed = mem;
+    else if (format == GR_FORMAT_Q8_0)
+        obj->q8 = mem;
     else
         obj->plain = mem;
     *out = obj;
     return GEMM_RVV_OK;
 }
 
-/* Puts a filled object on the live list and hands it out. */
-static void publish(struct gemm_rvv_weight *obj, gemm_rvv_weight **out)
+gemm_rvv_status gr_weight_form_bytes(uint32_t format, int64_t n, int64_t k, size_t *bytes)
+{
+    gemm_rvv_status s;
+    if ((s = gr_isa_status()) != GEMM_RVV_OK)
+        return s;
+    if (!bytes)
+        return GEMM_RVV_ERR_NULL;
+    if ((s = check_shape(format, n, k)) != GEMM_RVV_OK)
+        return s;
+    struct gemm_rvv_weight form = {.n = (size_t)n, .k = (size_t)k, .format = format};
+    size_t need = choose_form(&form);
+    if (need == 0)
+        return GEMM_RVV_ERR_OVERFLOW;
+    *bytes = need;
+    return GEMM_RVV_OK;
+}
+
+void gr_weight_publish(struct gemm_rvv_weight *obj, gemm_rvv_weight **out)
 {
     for (size_t i = 0; i < sizeof obj->counters / sizeof obj->counters[0]; i++)
         atomic_init(&obj->counters[i], NULL);
@@ -136,28 +173,16 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
     if ((s = gr_check_matrix(n, k, ldw, sizeof(uint16_t))) != GEMM_RVV_OK)
         return s;
     struct gemm_rvv_weight *obj;
-    if ((s = new_object(n, k, NULL, 0, &obj)) != GEMM_RVV_OK)
+    if ((s = gr_weight_new(GR_FORMAT_BF16, n, k, NULL, 0, &obj)) != GEMM_RVV_OK)
         return s;
     store_weights(obj, w, (size_t)ldw);
-    publish(obj, out);
+    gr_weight_publish(obj, out);
     return GEMM_RVV_OK;
 }
 
 gemm_rvv_status gemm_rvv_weight_bytes(int64_t n, int64_t k, size_t *bytes)
 {
-    gemm_rvv_status s;
-    if ((s = gr_isa_status()) != GEMM_RVV_OK)
-        return s;
-    if (!bytes)
-        return GEMM_RVV_ERR_NULL;
-    if ((s = gr_check_matrix(n, k, k, sizeof(uint16_t))) != GEMM_RVV_OK)
-        return s;
-    struct gemm_rvv_weight form = {.n = (size_t)n, .k = (size_t)k};
-    size_t need = choose_form(&form);
-    if (need == 0)
-        return GEMM_RVV_ERR_OVERFLOW;
-    *bytes = need;
-    return GEMM_RVV_OK;
+    return gr_weight_form_bytes(GR_FORMAT_BF16, n, k, bytes);
 }
 
 gemm_rvv_status gemm_rvv_weight_create_in(int64_t n, int64_t k, void *mem, size_t mem_bytes,
@@ -169,30 +194,31 @@ gemm_rvv_status gemm_rvv_weight_create_in(int64_t n, int64_t k, void *mem, size_
     if (!mem || !out)
         return GEMM_RVV_ERR_NULL;
     struct gemm_rvv_weight *obj;
-    if ((s = new_object(n, k, mem, mem_bytes, &obj)) != GEMM_RVV_OK)
+    if ((s = gr_weight_new(GR_FORMAT_BF16, n, k, mem, mem_bytes, &obj)) != GEMM_RVV_OK)
         return s;
     if (obj->packed)
         gr_pack_zero_padding(obj->n, obj->k, obj->panel_width, obj->layout, obj->packed);
-    publish(obj, out);
+    gr_weight_publish(obj, out);
     return GEMM_RVV_OK;
 }
 
-/* The arguments of a write or read: the object, the buffer, and a range inside N * K. */
-static gemm_rvv_status check_range(const gemm_rvv_weight *weight, const void *buf, size_t first,
-                                   size_t count)
+gemm_rvv_status gr_weight_check_range(const gemm_rvv_weight *weight, uint32_t format,
+                                      const void *buf, size_t first, size_t count)
 {
     if (gr_isa_status() != GEMM_RVV_OK)
         return gr_isa_status();
     if (!weight || !buf)
         return GEMM_RVV_ERR_NULL;
-    size_t total = weight->n * weight->k;
+    if (weight->format != format)
+        return GEMM_RVV_ERR_FORMAT;
+    size_t total = weight->n * (format == GR_FORMAT_Q8_0 ? weight->k / GR_Q8_BLOCK : weight->k);
     return first > total || count > total - first ? GEMM_RVV_ERR_RANGE : GEMM_RVV_OK;
 }
 
 gemm_rvv_status gemm_rvv_weight_write(gemm_rvv_weight *weight, const uint16_t *src,
                                       size_t first, size_t count)
 {
-    gemm_rvv_status s = check_range(weight, src, first, count);
+    gemm_rvv_status s = gr_weight_check_range(weight, GR_FORMAT_BF16, src, first, count);
     if (s != GEMM_RVV_OK)
         return s;
     if (pthread_rwlock_wrlock(&weight->lock) != 0)
@@ -209,7 +235,7 @@ gemm_rvv_status gemm_rvv_weight_write(gemm_rvv_weight *weight, const uint16_t *s
 gemm_rvv_status gemm_rvv_weight_read(const gemm_rvv_weight *weight, uint16_t *dst, size_t first,
                                      size_t count)
 {
-    gemm_rvv_status s = check_range(weight, dst, first, count);
+    gemm_rvv_status s = gr_weight_check_range(weight, GR_FORMAT_BF16, dst, first, count);
     if (s != GEMM_RVV_OK)
         return s;
     if ((s = gr_weight_hold(weight)) != GEMM_RVV_OK)
@@ -229,6 +255,8 @@ gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *
         return gr_isa_status();
     if (!weight || !w)
         return GEMM_RVV_ERR_NULL;
+    if (weight->format != GR_FORMAT_BF16)
+        return GEMM_RVV_ERR_FORMAT;
     gemm_rvv_status s = gr_check_matrix((int64_t)weight->n, (int64_t)weight->k, ldw,
                                         sizeof(uint16_t));
     if (s != GEMM_RVV_OK)
@@ -261,15 +289,27 @@ void gemm_rvv_weight_free(gemm_rvv_weight *weight)
     if (!weight->external) {
         free(weight->packed);
         free(weight->plain);
+        free(weight->q8);
     }
     free(weight);
 }
 
 struct gr_weight_view gr_weight_view_of(const gemm_rvv_weight *weight)
 {
-    return (struct gr_weight_view){weight->packed, weight->layout, weight->panel_width,
-                                   weight->plain,  weight->k,      weight->n,
-                                   weight->k};
+    return (struct gr_weight_view){.packed = weight->packed, .layout = weight->layout,
+                                   .panel_width = weight->panel_width, .plain = weight->plain,
+                                   .ldw = weight->k, .n = weight->n, .k = weight->k,
+                                   .format = weight->format, .q8_blocks = weight->q8};
+}
+
+gemm_rvv_status gr_weight_lock(gemm_rvv_weight *weight)
+{
+    return pthread_rwlock_wrlock(&weight->lock) == 0 ? GEMM_RVV_OK : GEMM_RVV_ERR_THREADS;
+}
+
+void gr_weight_unlock(const gemm_rvv_weight *weight)
+{
+    unlock((pthread_rwlock_t *)&weight->lock);
 }
 
 gemm_rvv_status gr_weight_hold(const gemm_rvv_weight *weight)

@@ -13,7 +13,7 @@ rm -f "$work"/*.row
 
 SHAPES=("1 4096 4096" "1 11008 4096" "1 4096 11008" "1 32000 4096"
         "4 4096 4096" "16 4096 4096" "128 4096 4096")
-PATHS=(kernel-packed kernel-plain fallback plain-c)
+PATHS=(kernel-packed kernel-plain fallback plain-c q8-packed)
 VLENS=(256 128)
 
 # The functions each path is measured in (symbol prefixes).
@@ -23,6 +23,8 @@ symbols() {
     # (arrange_, pack_, vlenb_ of each variant)
     kernel-*) echo "sym=gr_bf16_,sym=gr_drive_,sym=strips_outer,sym=tiles_outer,sym=strip_weights,sym=y_at,sym=arrange_,sym=pack_,sym=vlenb_,sym=finish_rows,sym=keep_tail,sym=copy_x,sym=carried,sym=layout_of,sym=k_blocks_of,sym=gr_k_,sym=gr_y_" ;;
     fallback) echo "sym=gr_fallback,sym=widen_column" ;;
+    # the Q8_0 tiles, the driver of runtime/q8_0_plan.c, X's quantisation
+    q8-packed) echo "sym=gr_q8_0_tile,sym=gr_q8_quantize_rows,sym=gr_run_plan_q8_0,sym=q8_piece,sym=quantize_share,sym=y_at" ;;
     plain-c)  echo "sym=plain_c_linear,sym=widen" ;;
   esac
 }
@@ -59,9 +61,13 @@ export plugin program work
 RUNS=()
 for vlen in "${VLENS[@]}"; do
   for shape in "${SHAPES[@]}"; do
-    for path in "${PATHS[@]}"; do RUNS+=("$shape $path $vlen"); done
+    for path in "${PATHS[@]}"; do
+      [ "$path" = q8-packed ] || RUNS+=("$shape $path $vlen")
+    done
   done
 done
+# Q8_0: the 4096 x 4096 layer of measure/shapes.yaml at VLEN 256 (docs/measurements.md).
+for m in 1 16 128; do RUNS+=("$m 4096 4096 q8-packed 256"); done
 if [ -n "${COUNT_RUNS:-}" ]; then IFS=';' read -ra RUNS <<< "$COUNT_RUNS"; fi
 for r in "${RUNS[@]}"; do
   read -r m n k path vlen extra <<< "$r"

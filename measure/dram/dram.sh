@@ -11,7 +11,8 @@
 # twin library and against the real one, for PATH zvfbfwma.
 # Env (make's variables of the same names):
 #   DRAM_CALLS      "M N K PATH [PLACEMENT [THREADS]];..." (default: the report's list below).
-#                   PATH: packed, plain, fallback (DRAM_CALL, through the public API), zvfbfwma
+#                   PATH: packed, plain, fallback, q8 (Q8_0 weights; DRAM_CALL, through the
+#                   public API, q8 on the whole call), zvfbfwma
 #                   (the packed call's loops with the Zvfbfwma tiles' trace twin, TWIN; one
 #                   thread only). THREADS: the library's pool size for the call (default
 #                   DRAM_THREADS, else 1). Above 1: the cache model of several cores (one L1D
@@ -82,13 +83,14 @@ for c in "${CALLS[@]}"; do
   [ "$path" != zvfbfwma ] || [ "$threads" = 1 ] ||
     { echo "dram: \"$c\": the zvfbfwma twin runs on one thread only" >&2; exit 2; }
   case $path in
-    packed|plain|fallback) ;;
+    packed|plain|fallback|q8) ;;
     zvfbfwma) [ -n "$twin" ] || { echo "dram: \"$c\": no twin program given" >&2; exit 2; } ;;
-    *) echo "dram: \"$c\": PATH must be packed, plain, fallback or zvfbfwma" >&2; exit 2 ;;
+    *) echo "dram: \"$c\": PATH must be packed, plain, fallback, q8 or zvfbfwma" >&2; exit 2 ;;
   esac
   [[ $placement =~ ^(aligned|malloc|page\+[0-9]+)$ ]] && [ -z "${extra:-}" ] ||
     { echo "dram: \"$c\": expected M N K PATH [aligned|malloc|page+B [THREADS]]" >&2; exit 2; }
-  [ "$path" = fallback ] || awk -v n="$n" -v k="$k" '$3 == n && $4 == k && $5 == "kernel" { found = 1 }
+  [ "$path" = fallback ] || awk -v n="$n" -v k="$k" -v w="$([ "$path" = q8 ] && echo q8_0 || echo bf16)" \
+    '$3 == n && $4 == k && $5 == w && $6 == "kernel" { found = 1 }
     END { exit !found }' "$explain" ||
     { echo "dram: \"$c\": the library has no kernel for N=$n K=$k: add the layer to measure/shapes.yaml" >&2; exit 2; }
 done
@@ -159,6 +161,7 @@ measure() {
   rm -rf "$dir"; mkdir -p "$dir"
   if [ "$threads" != 1 ]; then cols=full l2=$CLUSTER_L2_KB
   elif [ -n "${DRAM_COLS:-}" ]; then cols=$DRAM_COLS
+  elif [ "$path" = q8 ]; then cols=full # the columns' slices are of BF16 plans
   else cols=$("$here/measure-call.sh" --columns "$m" "$n" "$k" "$explain" "${path/zvfbfwma/packed}"); fi
   if [ "$path" = zvfbfwma ]; then
     prog=$twin

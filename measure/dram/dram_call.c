@@ -2,7 +2,9 @@
  * measure/cache/cache_model.c to count its DRAM traffic:
  *   dram_call PATH M N K [THREADS]
  * PATH: packed (gemm_rvv_linear on a weight object: packing at create is outside the region),
- * plain (gemm_rvv_linear_plain on [N, K] weights), fallback (the same, fallback forced).
+ * plain (gemm_rvv_linear_plain on [N, K] weights), fallback (the same, fallback forced), q8
+ * (gemm_rvv_linear_f32x on a Q8_0 weight object, FP32 X: its minimum counts the GGUF blocks,
+ * 34 bytes per 32 weights, and 4 bytes per activation).
  * THREADS (default 1): the library's pool (gemm_rvv_set_threads), set before the weight is
  * made, so its workers exist before the region opens (vCPUs 1 to THREADS - 1 under QEMU, the
  * caller vCPU 0) and the call takes the blocking the runtime picks for that count. No call
@@ -50,22 +52,53 @@ static long positive(const char *s, const char *name)
     return v;
 }
 
+/* Q8_0 blocks: FP16 scales of 2^-8 .. 2^-5, values over the whole int8 range; X in FP32. */
+static unsigned char *q8_data(size_t blocks)
+{
+    unsigned char *b = placement_alloc(&placement, blocks * GEMM_RVV_Q8_0_BLOCK_BYTES, 1,
+                                       "dram_call");
+    uint32_t seed = 2;
+    for (size_t i = 0; i < blocks * GEMM_RVV_Q8_0_BLOCK_BYTES; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        b[i] = (unsigned char)(i % GEMM_RVV_Q8_0_BLOCK_BYTES == 1 ? 0x1c + (seed >> 30)
+                                                                   : seed >> 24);
+    }
+    return b;
+}
+
+static float *f32_data(size_t count)
+{
+    float *x = placement_alloc(&placement, count * sizeof *x, sizeof *x, "dram_call");
+    for (size_t i = 0; i < count; i++)
+        x[i] = (float)((int)(i * 2654435761u >> 20) % 2001 - 1000) / 256.0f;
+    return x;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 5 && argc != 6) {
-        fprintf(stderr, "usage: dram_call packed|plain|fallback M N K [THREADS]\n");
+        fprintf(stderr, "usage: dram_call packed|plain|fallback|q8 M N K [THREADS]\n");
         return 2;
     }
     const char *path = argv[1];
     int64_t m = positive(argv[2], "M"), n = positive(argv[3], "N"), k = positive(argv[4], "K");
     long threads = argc == 6 ? positive(argv[5], "THREADS") : 1;
-    int packed = strcmp(path, "packed") == 0;
-    if (!packed && strcmp(path, "plain") != 0 && strcmp(path, "fallback") != 0) {
-        fprintf(stderr, "dram_call: unknown path \"%s\" (packed, plain, fallback)\n", path);
+    int packed = strcmp(path, "packed") == 0, q8 = strcmp(path, "q8") == 0;
+    if (!packed && !q8 && strcmp(path, "plain") != 0 && strcmp(path, "fallback") != 0) {
+        fprintf(stderr, "dram_call: unknown path \"%s\" (packed, plain, fallback, q8)\n", path);
         return 2;
     }
     placement = placement_from_env("dram_call");
-    uint16_t *x = bf16_data((size_t)(m * k), 1), *w = bf16_data((size_t)(n * k), 2);
+    uint16_t *x = NULL, *w = NULL;
+    unsigned char *q8_w = NULL;
+    float *x_f = NULL;
+    if (q8) {
+        q8_w = q8_data((size_t)(n * k / GEMM_RVV_Q8_0_BLOCK));
+        x_f = f32_data((size_t)(m * k));
+    } else {
+        x = bf16_data((size_t)(m * k), 1);
+        w = bf16_data((size_t)(n * k), 2);
+    }
     float *y = placement_alloc(&placement, (size_t)(m * n) * sizeof *y, sizeof *y, "dram_call");
     memset(y, 0, (size_t)(m * n) * sizeof *y);
     check(gemm_rvv_set_threads((int)threads), "set_threads");
@@ -82,11 +115,17 @@ int main(int argc, char **argv)
     gemm_rvv_weight *weight = NULL;
     if (packed)
         check(gemm_rvv_weight_create(w, n, k, k, &weight), "weight_create");
+    if (q8)
+        check(gemm_rvv_weight_create_q8_0(q8_w, n, k, &weight), "weight_create_q8_0");
 
     cache_model_start();
-    gemm_rvv_status s = packed ? gemm_rvv_linear(x, m, k, weight, NULL, y, n, GEMM_RVV_F32)
-                               : gemm_rvv_linear_plain(x, m, k, w, n, k, k, NULL, y, n,
-                                                       GEMM_RVV_F32);
+    gemm_rvv_status s;
+    if (q8)
+        s = gemm_rvv_linear_f32x(x_f, m, k, weight, NULL, y, n, GEMM_RVV_F32);
+    else if (packed)
+        s = gemm_rvv_linear(x, m, k, weight, NULL, y, n, GEMM_RVV_F32);
+    else
+        s = gemm_rvv_linear_plain(x, m, k, w, n, k, k, NULL, y, n, GEMM_RVV_F32);
     cache_model_stop();
     check(s, "linear");
 
@@ -99,10 +138,13 @@ int main(int argc, char **argv)
     printf("placement=%s\n", placement_name(&placement, where, sizeof where));
     printf("threads=%ld\n", threads);
     /* for telling the caller's buffers from the library's in the plugin's regions= map */
-    printf("buffer=x addr=%p bytes=%lld\n", (void *)x, (long long)(m * k * 2));
-    printf("buffer=w addr=%p bytes=%lld\n", (void *)w, (long long)(n * k * 2));
+    const long long x_bytes = q8 ? m * k * 4 : m * k * 2;
+    const long long w_bytes =
+        q8 ? n * k / GEMM_RVV_Q8_0_BLOCK * GEMM_RVV_Q8_0_BLOCK_BYTES : n * k * 2;
+    printf("buffer=x addr=%p bytes=%lld\n", q8 ? (void *)x_f : (void *)x, x_bytes);
+    printf("buffer=w addr=%p bytes=%lld\n", q8 ? (void *)q8_w : (void *)w, w_bytes);
     printf("buffer=y addr=%p bytes=%lld\n", (void *)y, (long long)(m * n * 4));
-    printf("min_bytes=%lld\n", (long long)(n * k * 2 + m * k * 2 + m * n * 4));
+    printf("min_bytes=%lld\n", w_bytes + x_bytes + m * n * 4);
     gemm_rvv_weight_free(weight);
     return 0;
 }

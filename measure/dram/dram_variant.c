@@ -137,7 +137,7 @@ int main(int argc, char **argv)
         return 1;
     }
     struct gr_shape_plans plans;
-    gr_find_plans(n, k, &plans);
+    gr_find_plans(n, k, GR_FORMAT_BF16, &plans);
     const struct gr_plan *plan = plans.count ? gr_pick_plan(&plans, m) : NULL;
     if (!plan) {
         printf("served=fallback\n"); /* dram-measure.sh says which shape lacks a plan */

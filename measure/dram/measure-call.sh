@@ -34,7 +34,7 @@ set -euo pipefail
 # is the plan's own: the rows from which its one-thread call copies X), or nothing; on plain
 # weights those of the "plain [N, K] weights" row under it where it has one.
 plan_blocking() {
-  awk -v re="_m$2_n$3_k$4\$" -v plain="$([ "$5" = plain ] && echo 1 || echo 0)" '
+  awk -v re="^bf16_.*_m$2_n$3_k$4\$" -v plain="$([ "$5" = plain ] && echo 1 || echo 0)" '
     found && plain && $1 == "plain" && NF >= 16 { print tile, $5, $6, $7, $8, $11, $12, $13, $14; done = 1; exit }
     found { exit }
     $1 ~ re && NF >= 14 { tile = $2; row = $2 " " $3 " " $4 " " $5 " " $6 " " $9 " " $10 " " $11 " " $12; found = 1 }
@@ -59,7 +59,7 @@ default_columns() {
 }
 if [ "${1:-}" = --columns ] && [ $# -ge 4 ]; then default_columns "$2" "$3" "$4" "${5:-}" "${6:-}"; exit 0; fi
 [ $# -ge 6 ] && [ $# -le 8 ] || {
-  echo "usage: $0 PLUGIN PROGRAM packed|plain|fallback M N K [COLS1 COLS2 | full]" >&2; exit 2; }
+  echo "usage: $0 PLUGIN PROGRAM packed|plain|fallback|q8 M N K [COLS1 COLS2 | full]" >&2; exit 2; }
 plugin=$1 program=$2 path=$3 m=$4 n=$5 k=$6
 shift 6
 # shellcheck disable=SC2046
@@ -150,7 +150,10 @@ run() {
 # bytes COLUMNS L2_KB -> the DRAM bytes of that run at that L2.
 bytes() { sed -n "s/^l2=$(($2 * 1024)) .*dram_bytes=//p" "$tmp/$1-$2.counts"; }
 
-min=$(( n * k * 2 + m * k * 2 + m * n * 4 ))
+# The weights, X and Y once: BF16 W and X, or for q8 the GGUF blocks (34 bytes per 32 weights)
+# and FP32 X; FP32 Y.
+if [ "$path" = q8 ]; then min=$(( n * k / 32 * 34 + m * k * 4 + m * n * 4 ))
+else min=$(( n * k * 2 + m * k * 2 + m * n * 4 )); fi
 if [ "$threads" -gt 1 ]; then
   run_threads
   for l2 in $l2s; do

@@ -1,8 +1,8 @@
 /* The GEMM_RVV buffer type. A buffer is one allocation. A weight the library has plans for
  * (grg_packs) holds only its packed form there: its allocation size is the packed size, a
  * gemm_rvv weight object is made over that memory when the tensor is placed, writes pack into
- * it and reads give back the BF16 bits written. Every other tensor (activations, norms,
- * weights without plans) is plain bytes as ggml lays them out. */
+ * it and reads give back the bytes written, in ggml's layout of its format. Every other
+ * tensor (activations, norms, weights without plans) is plain bytes as ggml lays them out. */
 #define _DEFAULT_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -96,11 +96,11 @@ static void drop_all(struct grg_buffer *b)
  * whatever was there. */
 static enum ggml_status place_packed(struct grg_buffer *b, const struct ggml_tensor *t)
 {
+    const struct grg_format *fmt = grg_format_of(t->type);
     struct grg_packed *p = calloc(1, sizeof *p);
-    gemm_rvv_status s = p ? gemm_rvv_weight_bytes(t->ne[1], t->ne[0], &p->bytes)
-                          : GEMM_RVV_ERR_NOMEM;
+    gemm_rvv_status s = p ? fmt->bytes(t->ne[1], t->ne[0], &p->bytes) : GEMM_RVV_ERR_NOMEM;
     if (s == GEMM_RVV_OK)
-        s = gemm_rvv_weight_create_in(t->ne[1], t->ne[0], t->data, p->bytes, &p->weight);
+        s = fmt->create_in(t->ne[1], t->ne[0], t->data, p->bytes, &p->weight);
     pthread_mutex_lock(&b->lock);
     if (s == GEMM_RVV_OK && b->count == b->capacity) {
         size_t grown = b->capacity ? 2 * b->capacity : 16;
@@ -124,6 +124,7 @@ static enum ggml_status place_packed(struct grg_buffer *b, const struct ggml_ten
     p->data = t->data;
     p->n = t->ne[1];
     p->k = t->ne[0];
+    p->fmt = fmt;
     drop_range(b, t->data, p->bytes);
     size_t i = search(b, t->data);
     memmove(b->packed + i + 1, b->packed + i, (b->count - i) * sizeof *b->packed);
@@ -154,7 +155,7 @@ static struct grg_packed *packed_for_write(ggml_backend_buffer_t buf, struct ggm
     size_t bytes, room = (ggml_nbytes(t) + GEMM_RVV_WEIGHT_ALIGN - 1) / GEMM_RVV_WEIGHT_ALIGN *
                          GEMM_RVV_WEIGHT_ALIGN;
     if ((uintptr_t)t->data % GEMM_RVV_WEIGHT_ALIGN != 0 ||
-        gemm_rvv_weight_bytes(t->ne[1], t->ne[0], &bytes) != GEMM_RVV_OK || bytes > room ||
+        grg_format_of(t->type)->bytes(t->ne[1], t->ne[0], &bytes) != GEMM_RVV_OK || bytes > room ||
         (char *)t->data + bytes > (char *)b->base + buf->size)
         return NULL;
     return place_packed(b, t) == GGML_STATUS_SUCCESS ? grg_packed_find(t) : NULL;
@@ -170,51 +171,67 @@ static size_t packed_offset(const struct ggml_tensor *t, const struct grg_packed
     return (size_t)((const char *)t->data - (const char *)p->data) + offset;
 }
 
+/* Units (elements, blocks) a read or write moves through the stack at a time. */
+#define CHUNK_BYTES 4352
+
+static size_t min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
 static void read_bytes(const struct grg_packed *p, size_t from, size_t size, unsigned char *out)
 {
-    size_t first = from / 2, end = (from + size + 1) / 2;
-    uint16_t chunk[1024];
-    for (size_t e = first; e < end; e += 1024) {
-        size_t count = end - e < 1024 ? end - e : 1024;
-        gemm_rvv_weight_read(p->weight, chunk, e, count);
+    size_t u = p->fmt->unit_bytes, per = CHUNK_BYTES / u;
+    size_t first = from / u, end = (from + size + u - 1) / u;
+    unsigned char chunk[CHUNK_BYTES];
+    for (size_t e = first; e < end; e += per) {
+        size_t count = min_size(end - e, per);
+        p->fmt->read(p->weight, chunk, e, count);
         /* the bytes of this chunk inside [from, from + size) */
-        size_t lo = e * 2 > from ? e * 2 : from;
-        size_t hi = (e + count) * 2 < from + size ? (e + count) * 2 : from + size;
-        memcpy(out + (lo - from), (unsigned char *)chunk + (lo - e * 2), hi - lo);
+        size_t lo = e * u > from ? e * u : from;
+        size_t hi = min_size((e + count) * u, from + size);
+        memcpy(out + (lo - from), chunk + (lo - e * u), hi - lo);
     }
 }
 
-/* Writes bytes into a packed tensor: whole elements straight from the source, an element cut
- * by the range's ends merged with the byte it keeps. */
+/* Writes bytes into a packed tensor: whole units straight from the source, a unit cut by the
+ * range's ends merged with the bytes it keeps. */
 static void write_bytes(struct grg_packed *p, size_t from, size_t size, const unsigned char *in)
 {
-    if (size == 0)
-        return;
-    if (from % 2) {
-        uint16_t e;
-        read_bytes(p, from - 1, 1, (unsigned char *)&e);
-        ((unsigned char *)&e)[1] = in[0];
-        gemm_rvv_weight_write(p->weight, &e, from / 2, 1);
-        from++, in++, size--;
+    size_t u = p->fmt->unit_bytes, per = CHUNK_BYTES / u;
+    unsigned char chunk[CHUNK_BYTES];
+    if (size && from % u) {
+        size_t at = from % u, take = min_size(u - at, size);
+        read_bytes(p, from - at, u, chunk);
+        memcpy(chunk + at, in, take);
+        p->fmt->write(p->weight, chunk, from / u, 1);
+        from += take, in += take, size -= take;
     }
-    size_t whole = size / 2;
+    size_t whole = size / u;
     if (whole && (uintptr_t)in % 2 == 0) {
-        gemm_rvv_weight_write(p->weight, (const uint16_t *)(const void *)in, from / 2, whole);
+        p->fmt->write(p->weight, in, from / u, whole);
     } else {
-        uint16_t chunk[1024];
-        for (size_t done = 0; done < whole; done += 1024) {
-            size_t count = whole - done < 1024 ? whole - done : 1024;
-            memcpy(chunk, in + 2 * done, count * 2);
-            gemm_rvv_weight_write(p->weight, chunk, from / 2 + done, count);
+        for (size_t done = 0; done < whole; done += per) {
+            size_t count = min_size(whole - done, per);
+            memcpy(chunk, in + u * done, count * u);
+            p->fmt->write(p->weight, chunk, from / u + done, count);
         }
     }
-    if (size % 2) {
-        uint16_t e;
-        size_t at = from + 2 * whole;
-        read_bytes(p, at, 2, (unsigned char *)&e);
-        ((unsigned char *)&e)[0] = in[2 * whole];
-        gemm_rvv_weight_write(p->weight, &e, at / 2, 1);
+    if (size % u) {
+        size_t at = from + u * whole;
+        read_bytes(p, at, u, chunk);
+        memcpy(chunk, in + u * whole, size % u);
+        p->fmt->write(p->weight, chunk, at / u, 1);
     }
+}
+
+/* Sets [from, from + size) of a packed tensor's bytes, in ggml's layout, to value. */
+static void fill_bytes(struct grg_packed *p, size_t from, size_t size, uint8_t value)
+{
+    unsigned char pattern[CHUNK_BYTES];
+    memset(pattern, value, sizeof pattern);
+    for (size_t done = 0; done < size; done += sizeof pattern)
+        write_bytes(p, from + done, min_size(size - done, sizeof pattern), pattern);
 }
 
 static void buffer_set(ggml_backend_buffer_t buf, struct ggml_tensor *t, const void *data,
@@ -248,17 +265,11 @@ static void buffer_memset(ggml_backend_buffer_t buf, struct ggml_tensor *t, uint
         memset((char *)t->data + offset, value, size);
         return;
     }
-    unsigned char pattern[2048];
-    memset(pattern, value, sizeof pattern);
-    size_t at = packed_offset(t, p, offset);
-    for (size_t done = 0; done < size; done += sizeof pattern)
-        write_bytes(p, at + done, size - done < sizeof pattern ? size - done : sizeof pattern,
-                    pattern);
+    fill_bytes(p, packed_offset(t, p, offset), size, value);
 }
 
-/* Every byte of every tensor set to value. A packed weight's slots then each hold that byte
- * twice, as its elements would; only its padding must be zero again, which a new weight
- * object over the same bytes makes. */
+/* Every byte of every tensor set to value. A packed weight is made anew over its bytes (its
+ * padding zero again) and then holds value in every byte of ggml's layout of it. */
 static void buffer_clear(ggml_backend_buffer_t buf, uint8_t value)
 {
     struct grg_buffer *b = buf->context;
@@ -268,8 +279,12 @@ static void buffer_clear(ggml_backend_buffer_t buf, uint8_t value)
         struct grg_packed *p = b->packed[i];
         gemm_rvv_weight_free(p->weight);
         p->weight = NULL;
-        if (gemm_rvv_weight_create_in(p->n, p->k, p->data, p->bytes, &p->weight) != GEMM_RVV_OK)
+        if (p->fmt->create_in(p->n, p->k, p->data, p->bytes, &p->weight) != GEMM_RVV_OK) {
             drop_at(b, i); /* it was made over these bytes before; if not now, read plain */
+            continue;
+        }
+        size_t units = (size_t)(p->n * (p->k / p->fmt->unit_elems));
+        fill_bytes(p, 0, units * p->fmt->unit_bytes, value);
     }
     pthread_mutex_unlock(&b->lock);
 }
@@ -347,7 +362,7 @@ static size_t buft_alloc_size(ggml_backend_buffer_type_t buft, const struct ggml
 {
     (void)buft;
     size_t bytes;
-    if (grg_packs(t) && gemm_rvv_weight_bytes(t->ne[1], t->ne[0], &bytes) == GEMM_RVV_OK &&
+    if (grg_packs(t) && grg_format_of(t->type)->bytes(t->ne[1], t->ne[0], &bytes) == GEMM_RVV_OK &&
         bytes > ggml_nbytes(t))
         return bytes;
     return ggml_nbytes(t);

@@ -1,8 +1,9 @@
-/* The products GEMM_RVV runs itself: MUL_MAT of a 2-D contiguous BF16 weight [N, K] that the
- * library has plans for, by FP32 activations into FP32. The weight is packed when it lives in
- * GEMM_RVV's buffer, else read where it is (gemm_rvv_linear_plain). The activations are rounded
- * to BF16 (nearest even, by ggml's own row conversion) as ggml's CPU backend does before its
- * BF16 dot product. */
+/* The products GEMM_RVV runs itself: MUL_MAT of a 2-D contiguous BF16 or Q8_0 weight [N, K]
+ * that the library has plans for in its format, by FP32 activations into FP32. A BF16 weight
+ * is packed when it lives in GEMM_RVV's buffer, else read where it is (gemm_rvv_linear_plain),
+ * its activations rounded to BF16 (nearest even) as ggml's CPU backend rounds them before its
+ * BF16 dot product. A Q8_0 weight is served packed only; the library quantises its FP32
+ * activations per block of 32, as ggml's CPU backend does before its Q8_0 dot product. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,8 @@
 
 static bool has_plans(const struct ggml_tensor *w)
 {
-    return gemm_rvv_plan_buckets(w->ne[1], w->ne[0], NULL, 0) > 0;
+    const struct grg_format *fmt = grg_format_of(w->type);
+    return fmt && fmt->plan_buckets(w->ne[1], w->ne[0], NULL, 0) > 0;
 }
 
 static bool weight_2d(const struct ggml_tensor *w)
@@ -22,7 +24,7 @@ static bool weight_2d(const struct ggml_tensor *w)
 
 bool grg_packs(const struct ggml_tensor *t)
 {
-    return t->type == GGML_TYPE_BF16 && !t->view_src && weight_2d(t) && !ggml_is_empty(t) &&
+    return grg_format_of(t->type) && !t->view_src && weight_2d(t) && !ggml_is_empty(t) &&
            has_plans(t);
 }
 
@@ -43,14 +45,17 @@ bool grg_serves_mul_mat(const struct ggml_tensor *op, const char **why)
 {
     const struct ggml_tensor *w = op->src[0], *x = op->src[1];
     const char *no = NULL;
-    if (op->op != GGML_OP_MUL_MAT || w->type != GGML_TYPE_BF16)
-        no = "not a product on a BF16 weight";
+    if (op->op != GGML_OP_MUL_MAT || !grg_format_of(w->type))
+        no = "not a product on a BF16 or Q8_0 weight";
     else if (!weight_2d(w))
         no = "not a 2-D contiguous weight";
     else if (w->data && grg_reads_packed(w) && !packed_weight(w))
         no = "a part of a packed weight";
     else if (!has_plans(w))
-        no = "this build has no plan for its N x K";
+        no = w->type == GGML_TYPE_BF16 ? "this build has no plan for its N x K"
+                                       : "this build has no Q8_0 plan for its N x K";
+    else if (w->type != GGML_TYPE_BF16 && !grg_reads_packed(w))
+        no = "a Q8_0 weight is served packed only, and this one is not in GEMM_RVV's buffer";
     else if (!f32_rows(x) || !f32_rows(op) || grg_reads_packed(x))
         no = "activations or result are not FP32 rows";
     if (why)
@@ -62,7 +67,7 @@ bool grg_serves_mul_mat(const struct ggml_tensor *op, const char **why)
 static void log_plan(struct grg_packed *p, const struct ggml_tensor *w, int64_t m)
 {
     int64_t b[MAX_BUCKETS];
-    size_t count = gemm_rvv_plan_buckets(w->ne[1], w->ne[0], b, MAX_BUCKETS);
+    size_t count = p->fmt->plan_buckets(w->ne[1], w->ne[0], b, MAX_BUCKETS);
     if (count > MAX_BUCKETS)
         count = MAX_BUCKETS;
     size_t i = 0;
@@ -74,44 +79,65 @@ static void log_plan(struct grg_packed *p, const struct ggml_tensor *w, int64_t 
     const char *how = b[i] >= m ? "" : " in blocks of rows";
     if (b[i] < m && b[i] == 1)
         how = " (no GEMM plan: the fallback serves)";
-    grg_log(GGML_LOG_LEVEL_INFO, "%s: %s (N = %lld, K = %lld) M = %lld: plan M <= %lld serves%s%s\n",
-            GRG_NAME, w->name[0] ? w->name : "(unnamed weight)", (long long)w->ne[1],
-            (long long)w->ne[0], (long long)m, (long long)b[i], how,
+    grg_log(GGML_LOG_LEVEL_INFO,
+            "%s: %s (N = %lld, K = %lld) M = %lld: %splan M <= %lld serves%s%s\n", GRG_NAME,
+            w->name[0] ? w->name : "(unnamed weight)", (long long)w->ne[1], (long long)w->ne[0],
+            (long long)m, w->type == GGML_TYPE_BF16 ? "" : "Q8_0 ", (long long)b[i], how,
             gemm_rvv_kernels_active() ? "" : " (kernels off here: the fallback serves)");
+}
+
+/* X as the BF16 path takes it: rounded into the backend's scratch, m rows of k. */
+static uint16_t *bf16_rows(const char *xs, size_t x_row, int64_t m, int64_t k,
+                           uint16_t **scratch, size_t *scratch_len)
+{
+    size_t need = (size_t)(m * k);
+    if (*scratch_len < need) {
+        uint16_t *grown = realloc(*scratch, need * sizeof **scratch);
+        if (!grown)
+            return NULL;
+        *scratch = grown;
+        *scratch_len = need;
+    }
+    /* Rounded as ggml's CPU backend rounds its BF16 products' activations (nearest even, NaN
+     * kept quiet), in the library's vector code. */
+    for (int64_t r = 0; r < m; r++)
+        gemm_rvv_round_bf16((const float *)(xs + r * x_row), k, *scratch + r * k);
+    return *scratch;
 }
 
 enum ggml_status grg_mul_mat(struct ggml_tensor *dst, uint16_t **scratch, size_t *scratch_len)
 {
     const struct ggml_tensor *w = dst->src[0], *x = dst->src[1];
     int64_t n = w->ne[1], k = w->ne[0], m = x->ne[1];
-    size_t need = (size_t)(m * k);
-    if (*scratch_len < need) {
-        uint16_t *grown = realloc(*scratch, need * sizeof **scratch);
-        if (!grown) {
-            grg_log(GGML_LOG_LEVEL_ERROR, "%s: no memory for %lld x %lld activations\n", GRG_NAME,
-                    (long long)m, (long long)k);
-            return GGML_STATUS_ALLOC_FAILED;
-        }
-        *scratch = grown;
-        *scratch_len = need;
-    }
     struct grg_packed *p = packed_weight(w);
     if (p)
         log_plan(p, w, m);
     int64_t ldy = (int64_t)(dst->nb[1] / sizeof(float));
     int64_t ldw = (int64_t)(w->nb[1] / sizeof(uint16_t));
+    int64_t ldx = (int64_t)(x->nb[1] / sizeof(float));
     for (int64_t i3 = 0; i3 < x->ne[3]; i3++) {
         for (int64_t i2 = 0; i2 < x->ne[2]; i2++) {
             const char *xs = (const char *)x->data + i2 * x->nb[2] + i3 * x->nb[3];
-            /* Rounded as ggml's CPU backend rounds its BF16 products' activations (nearest
-             * even, NaN kept quiet), in the library's vector code. */
-            for (int64_t r = 0; r < m; r++)
-                gemm_rvv_round_bf16((const float *)(xs + r * x->nb[1]), k, *scratch + r * k);
             void *y = (char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3];
-            gemm_rvv_status s =
-                p ? gemm_rvv_linear(*scratch, m, k, p->weight, NULL, y, ldy, GEMM_RVV_F32)
-                  : gemm_rvv_linear_plain(*scratch, m, k, w->data, n, k, ldw, NULL, y, ldy,
-                                          GEMM_RVV_F32);
+            gemm_rvv_status s;
+            if (w->type == GGML_TYPE_BF16) {
+                const uint16_t *xb = bf16_rows(xs, x->nb[1], m, k, scratch, scratch_len);
+                if (!xb) {
+                    grg_log(GGML_LOG_LEVEL_ERROR, "%s: no memory for %lld x %lld activations\n",
+                            GRG_NAME, (long long)m, (long long)k);
+                    return GGML_STATUS_ALLOC_FAILED;
+                }
+                s = p ? gemm_rvv_linear(xb, m, k, p->weight, NULL, y, ldy, GEMM_RVV_F32)
+                      : gemm_rvv_linear_plain(xb, m, k, w->data, n, k, ldw, NULL, y, ldy,
+                                              GEMM_RVV_F32);
+            } else if (!p) {
+                grg_log(GGML_LOG_LEVEL_ERROR, "%s: %s: its Q8_0 weight is not packed\n",
+                        GRG_NAME, dst->name);
+                return GGML_STATUS_FAILED;
+            } else {
+                s = gemm_rvv_linear_f32x((const float *)xs, m, ldx, p->weight, NULL, y, ldy,
+                                         GEMM_RVV_F32);
+            }
             if (s != GEMM_RVV_OK) {
                 grg_log(GGML_LOG_LEVEL_ERROR, "%s: %s: %s\n", GRG_NAME, dst->name,
                         gemm_rvv_strerror(s));

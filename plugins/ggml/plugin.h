@@ -1,7 +1,7 @@
 /* The GEMM_RVV ggml backend: one accelerator device that computes any graph ggml's CPU
- * backend computes. Its MUL_MATs on BF16 weights run through libgemm_rvv; every other node
- * runs on ggml's own CPU backend in the same process, on the same memory. Its buffer type
- * holds each planned BF16 weight once, packed. Shared by the plugin's files. */
+ * backend computes. Its MUL_MATs on BF16 and Q8_0 weights run through libgemm_rvv; every
+ * other node runs on ggml's own CPU backend in the same process, on the same memory. Its
+ * buffer type holds each planned weight once, packed. Shared by the plugin's files. */
 #ifndef GRG_PLUGIN_H
 #define GRG_PLUGIN_H
 
@@ -13,11 +13,29 @@
 
 #define GRG_NAME "GEMM_RVV"
 
-/* A weight placed packed in a GEMM_RVV buffer: its bytes there, its shape and its object. */
+/* format.c: a weight format GEMM_RVV packs, and the library's calls for it. ggml stores its
+ * elements in units (one BF16 element; one Q8_0 block of 32), which the calls count. */
+struct grg_format {
+    enum ggml_type type;
+    const char *name;
+    size_t unit_bytes;
+    int64_t unit_elems;
+    size_t (*plan_buckets)(int64_t n, int64_t k, int64_t *m_buckets, size_t capacity);
+    gemm_rvv_status (*bytes)(int64_t n, int64_t k, size_t *bytes);
+    gemm_rvv_status (*create_in)(int64_t n, int64_t k, void *mem, size_t mem_bytes,
+                                 gemm_rvv_weight **out);
+    gemm_rvv_status (*write)(gemm_rvv_weight *w, const void *src, size_t first, size_t count);
+    gemm_rvv_status (*read)(const gemm_rvv_weight *w, void *dst, size_t first, size_t count);
+};
+/* The format of ggml's type, or NULL when GEMM_RVV does not multiply it. */
+const struct grg_format *grg_format_of(enum ggml_type type);
+
+/* A weight placed packed in a GEMM_RVV buffer: its bytes there, its shape, format and object. */
 struct grg_packed {
     void *data;
     size_t bytes;
     int64_t n, k;
+    const struct grg_format *fmt;
     gemm_rvv_weight *weight;
     uint32_t buckets_logged; /* bit i: the log named the plan of bucket index i serving it */
 };
@@ -40,13 +58,13 @@ void grg_release_source(const void *src, size_t size);
 
 /* matmul.c */
 /* Whether GEMM_RVV packs this tensor when it is placed in its buffer as a weight: a 2-D
- * contiguous BF16 tensor whose N x K the library has plans for. */
+ * contiguous BF16 or Q8_0 tensor whose N x K the library has plans for in its format. */
 bool grg_packs(const struct ggml_tensor *t);
 /* Whether GEMM_RVV runs this MUL_MAT itself (else the CPU backend does); with `why`, says why
- * not for a BF16 weight. */
+ * not for a weight of a format it packs. */
 bool grg_serves_mul_mat(const struct ggml_tensor *op, const char **why);
-/* Runs one MUL_MAT that grg_serves_mul_mat takes; X is rounded to BF16 into scratch the
- * backend owns. */
+/* Runs one MUL_MAT that grg_serves_mul_mat takes; for a BF16 weight X is rounded to BF16
+ * into scratch the backend owns (a Q8_0 weight takes X as it is). */
 enum ggml_status grg_mul_mat(struct ggml_tensor *dst, uint16_t **scratch, size_t *scratch_len);
 
 /* supports.c */

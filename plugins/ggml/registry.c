@@ -80,7 +80,7 @@ static const char *device_description(ggml_backend_dev_t dev)
     (void)dev;
     static char text[96];
     if (!text[0])
-        snprintf(text, sizeof text, "gemm_rvv %s BF16 Linear kernels (%s)", gemm_rvv_version(),
+        snprintf(text, sizeof text, "gemm_rvv %s BF16 and Q8_0 Linear kernels (%s)", gemm_rvv_version(),
                  gemm_rvv_isa());
     return text;
 }

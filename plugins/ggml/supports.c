@@ -74,7 +74,7 @@ bool grg_supports_op(const struct ggml_tensor *op)
     if (op->op == GGML_OP_FLASH_ATTN_EXT)
         return false;
     bool product = op->op == GGML_OP_MUL_MAT || op->op == GGML_OP_MUL_MAT_ID;
-    if (op->op == GGML_OP_MUL_MAT && op->src[0]->type == GGML_TYPE_BF16) {
+    if (op->op == GGML_OP_MUL_MAT && grg_format_of(op->src[0]->type)) {
         const char *why;
         if (grg_serves_mul_mat(op, &why))
             return true;

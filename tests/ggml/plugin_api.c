@@ -269,12 +269,13 @@ static const char *status_name(enum ggml_status s)
  * whose contents should be `bits` ---- */
 
 /* Runs M rows of random activations by w (in a GEMM_RVV buffer) on GEMM_RVV, and by a copy of
- * `bits` in a CPU buffer on the CPU backend; records a failure naming `where`. */
-static void check_product(struct ggml_tensor *w, const uint16_t *bits, int64_t m, const char *where)
+ * `bits` (w's bytes, in its type) in a CPU buffer on the CPU backend; records a failure naming
+ * `where`. */
+static void check_product(struct ggml_tensor *w, const void *bits, int64_t m, const char *where)
 {
     int64_t k = w->ne[0], n = w->ne[1];
     struct ggml_context *ctx = ctx_new(8, 2);
-    struct ggml_tensor *wc = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, k, n);
+    struct ggml_tensor *wc = ggml_new_tensor_2d(ctx, w->type, k, n);
     ggml_set_name(wc, "w_cpu");
     ggml_backend_buffer_t wbuf = alloc_in(ctx, buft_cpu, true);
     if (!wbuf) {
@@ -1368,6 +1369,121 @@ static void group_supports(void)
     case_end("supports_op agrees with the CPU's, and refuses other ops on packed weights");
 }
 
+/* ---- group q8_0: Q8_0 weights, held packed ---- */
+
+#define Q8_BLOCK_BYTES 34
+
+/* Random Q8_0 blocks: finite FP16 scales near 0.002 and random int8 values; with `special`,
+ * one scale in four is a special FP16 pattern (0, -0, subnormal, inf, NaN with a payload). */
+static void fill_q8_0(uint8_t *b, size_t blocks, bool special)
+{
+    static const uint16_t odd[] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfd55};
+    for (size_t i = 0; i < blocks; i++) {
+        uint8_t *blk = b + i * Q8_BLOCK_BYTES;
+        uint16_t d = (uint16_t)(0x1800 + rng_next() % 0x400); /* 0.0020 to 0.0039 */
+        if (special && (rng_next() & 3) == 0)
+            d = odd[rng_next() % (sizeof odd / sizeof *odd)];
+        blk[0] = (uint8_t)d;
+        blk[1] = (uint8_t)(d >> 8);
+        for (int j = 0; j < 32; j++)
+            blk[2 + j] = (uint8_t)rng_next();
+    }
+}
+
+static bool q8_weight_new(struct weight *w, int64_t n, int64_t k, const char *name)
+{
+    w->ctx = ctx_new(4, 0);
+    w->t = ggml_new_tensor_2d(w->ctx, GGML_TYPE_Q8_0, k, n);
+    ggml_set_name(w->t, name);
+    w->buf = alloc_in(w->ctx, buft_rvv, true);
+    return w->buf != NULL;
+}
+
+/* Bytes [from, from + size) of t read back equal those of `bytes`. */
+static void expect_bytes(const char *where, const struct ggml_tensor *t, const uint8_t *bytes,
+                         size_t from, size_t size)
+{
+    uint8_t *got = xmalloc(size);
+    memset(got, 0xa5, size);
+    ggml_backend_tensor_get(t, got, from, size);
+    for (size_t i = 0; i < size; i++) {
+        if (got[i] != bytes[from + i]) {
+            size_t at = from + i;
+            fail("%s: byte %zu (block %zu, byte %zu of it) reads back 0x%02x, 0x%02x was set",
+                 where, at, at / Q8_BLOCK_BYTES, at % Q8_BLOCK_BYTES, got[i], bytes[at]);
+            break;
+        }
+    }
+    free(got);
+}
+
+/* Q8_0 shapes of the test shapes file (q8_*): products against the CPU backend's Q8_0. */
+static const int64_t q8_shapes[][3] = {{64, 96, 5}, {384, 1152, 1}, {384, 1152, 7}, {100, 96, 13}};
+
+static void group_q8_0(void)
+{
+    for (size_t i = 0; i < sizeof q8_shapes / sizeof *q8_shapes; i++) {
+        int64_t n = q8_shapes[i][0], k = q8_shapes[i][1], m = q8_shapes[i][2];
+        size_t bytes = (size_t)(n * k / 32) * Q8_BLOCK_BYTES;
+        uint8_t *b = xmalloc(bytes);
+        struct weight w;
+        case_begin();
+        if (q8_weight_new(&w, n, k, "w_q8")) {
+            size_t alloc = ggml_backend_buft_get_alloc_size(buft_rvv, w.t);
+            fill_q8_0(b, bytes / Q8_BLOCK_BYTES, false);
+            ggml_backend_tensor_set(w.t, b, 0, bytes);
+            expect_bytes("Q8_0 weight", w.t, b, 0, bytes);
+            check_product(w.t, b, m, "Q8_0 product");
+            /* Packed: FP32 scales (36 bytes a block for 34) and N padded to a panel, not a
+             * second copy; on a narrow N the padding alone can be a quarter. */
+            if (n >= 256 && (double)alloc > 1.10 * (double)bytes)
+                fail("a %zu-byte Q8_0 weight takes %zu bytes in a GEMM_RVV buffer", bytes, alloc);
+        }
+        weight_free(&w);
+        free(b);
+        case_end("Q8_0 product N=%lld K=%lld M=%lld", (long long)n, (long long)k, (long long)m);
+    }
+
+    /* 64 x 96: 3 blocks a row, rows of 102 bytes. Special scales read back exactly; chunks
+     * that cut blocks, out of order; partial gets; memset; clear. */
+    const int64_t n = 64, k = 96;
+    const size_t bytes = (size_t)(n * k / 32) * Q8_BLOCK_BYTES;
+    uint8_t *b = xmalloc(bytes);
+    struct weight w;
+    case_begin();
+    if (q8_weight_new(&w, n, k, "w_q8_bits")) {
+        fill_q8_0(b, bytes / Q8_BLOCK_BYTES, true);
+        ggml_backend_tensor_set(w.t, b, 0, bytes);
+        expect_bytes("special scales, whole set", w.t, b, 0, bytes);
+        static const size_t cuts[] = {0, 1, 35, 101, 102, 1000, 3333, 5000, 6528};
+        static const size_t order[] = {4, 0, 6, 2, 7, 1, 5, 3};
+        fill_q8_0(b, bytes / Q8_BLOCK_BYTES, true);
+        for (size_t c = 0; c < 8; c++) {
+            size_t from = cuts[order[c]], to = cuts[order[c] + 1];
+            ggml_backend_tensor_set(w.t, b + from, from, to - from);
+            expect_bytes("a chunk right after its set", w.t, b, from, to - from);
+        }
+        expect_bytes("set in 8 chunks that cut blocks, out of order", w.t, b, 0, bytes);
+        static const size_t reads[][2] = {{1, 1}, {33, 2}, {17, 100}, {6527, 1}, {2040, 68}};
+        for (size_t r = 0; r < sizeof reads / sizeof *reads; r++)
+            expect_bytes("a partial get", w.t, b, reads[r][0], reads[r][1]);
+        /* memset of a range that cuts blocks: 0x11 everywhere in it (scale 0x1111). */
+        ggml_backend_tensor_memset(w.t, 0x11, 50, 700);
+        memset(b + 50, 0x11, 700);
+        expect_bytes("after memset of bytes 50-749", w.t, b, 0, bytes);
+        fill_q8_0(b, bytes / Q8_BLOCK_BYTES, false);
+        ggml_backend_tensor_set(w.t, b, 0, bytes);
+        check_product(w.t, b, 5, "finite blocks set again");
+        ggml_backend_buffer_clear(w.buf, 0);
+        memset(b, 0, bytes);
+        expect_bytes("after ggml_backend_buffer_clear(buf, 0)", w.t, b, 0, bytes);
+        check_product(w.t, b, 5, "after clear");
+    }
+    weight_free(&w);
+    free(b);
+    case_end("Q8_0 read-back: special scales, chunks that cut blocks, partial gets, memset, clear");
+}
+
 /* ---- the groups, each in a child process ---- */
 
 static const struct {
@@ -1378,6 +1494,7 @@ static const struct {
     {"readback", group_readback}, {"memory", group_memory}, {"view", group_view},
     {"memset", group_memset},     {"clear", group_clear},   {"layer", group_layer},
     {"splits", group_splits},     {"threads", group_threads}, {"supports", group_supports},
+    {"q8_0", group_q8_0},
 };
 
 /* Runs one group in a child; forwards its lines; counts them. A child that dies or exits

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The ggml plugin under sid's QEMU (whose riscv_hwprobe makes ggml load its RVV CPU variant),
 # with sid's ggml 0.27 and its own test program, test-backend-ops:
-#   1. the plugin built for the (N, K) of test-backend-ops' BF16 MUL_MAT cases: every BF16 x FP32
-#      MUL_MAT case must match ggml's CPU backend and its plans must serve them (the full tier:
-#      every MUL_MAT case, those it hands to ggml's CPU backend too);
+#   1. the plugin built for the (N, K) of test-backend-ops' BF16 and Q8_0 MUL_MAT cases: every
+#      BF16 or Q8_0 x FP32 MUL_MAT case must match ggml's CPU backend and its plans must serve
+#      them (the full tier: every MUL_MAT case, those it hands to ggml's CPU backend too);
 #   2. a plugin built for other shapes: it declines every weight (names them) and serves none,
 #      and the cases still pass (ggml's CPU backend computes them for it);
 #   3. the plugin in a ggml that reports another release: it refuses with a message naming both;
@@ -36,7 +36,7 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # The MUL_MAT cases run: BF16 weights by FP32 activations (what the plans serve), or all.
-cases=(-o MUL_MAT -p 'type_a=bf16,type_b=f32')
+cases=(-o MUL_MAT -p 'type_a=(bf16|q8_0),type_b=f32')
 [ "$tier" = full ] && cases=(-o MUL_MAT)
 
 # run LOG CPU PLUGIN [QEMU OPTION...]: test-backend-ops' MUL_MAT tests on GEMM_RVV, the
@@ -61,15 +61,18 @@ served() {
     return
   fi
   [ "$total" -gt 0 ] || fail "$name: GEMM_RVV took no MUL_MAT case ($log)"
-  grep -q 'plan M <= [0-9]* serves' "$log" || fail "$name: the log names no plan serving"
+  grep -q ': plan M <= [0-9]* serves' "$log" || fail "$name: the log names no BF16 plan serving"
+  grep -q ': Q8_0 plan M <= [0-9]* serves' "$log" || fail "$name: the log names no Q8_0 plan serving"
   # The library starts with GEMM_RVV_THREADS=3; test-backend-ops sets its own count through
   # the set-threads entry it finds by name.
   grep -q '^GEMM_RVV: loaded into ggml .*, 3 threads$' "$log" && grep -qE '^GEMM_RVV: [0-9]+ threads$' "$log" ||
     fail "$name: the thread count test-backend-ops set did not reach the library"
-  local bf16
+  local bf16 q8
   bf16=$(grep -c 'MUL_MAT(type_a=bf16' "$log" || true)
+  q8=$(grep -c 'MUL_MAT(type_a=q8_0' "$log" || true)
+  [ "$q8" -gt 0 ] || fail "$name: no Q8_0 MUL_MAT case ran ($log)"
   echo "$name: $passed/$total MUL_MAT cases ran on GEMM_RVV and matched the CPU backend" \
-       "($bf16 BF16-weight cases listed, the rest declined)"
+       "($bf16 BF16-weight and $q8 Q8_0-weight cases listed, the rest declined)"
 }
 
 declined() {
@@ -208,7 +211,7 @@ if [ "$tier" = full ]; then
   served vlen=128 vlen128
   served vlen=1024 vlen1024
   served vlen=256,zvfbfmin=true,zvfbfwma=true vlen256-zvfbfwma
-  grep -q 'BF16 Linear kernels (zvfbfwma)' "$LOG_DIR/backend-ops-vlen256-zvfbfwma.log" ||
+  grep -q 'Linear kernels (zvfbfwma)' "$LOG_DIR/backend-ops-vlen256-zvfbfwma.log" ||
     fail "zvfbfwma: the plugin did not pick the Zvfbfwma kernels"
 fi
 [ "$failures" -eq 0 ] || { echo "test-ggml: $failures failed"; exit 1; }

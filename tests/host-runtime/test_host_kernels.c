@@ -94,7 +94,7 @@ static void *fallback_y(const struct problem *p, int y_bf16, const float *bias)
     float *x_f = zalloc(p->m * p->k * sizeof(float));
     float *col = zalloc(GR_FALLBACK_COLS * p->k * sizeof(float));
     gr_widen_rows(p->x, p->m, p->ldx, p->k, x_f);
-    struct gr_weight_view w = {NULL, 0, 0, p->w, p->ldw, p->n, p->k};
+    struct gr_weight_view w = {.plain = p->w, .ldw = p->ldw, .n = p->n, .k = p->k};
     gr_fallback(x_f, p->m, &w, bias, y, p->ldy, y_bf16, 0, p->n, col);
     free(x_f);
     free(col);
@@ -198,10 +198,11 @@ static void run_plan_call(const struct gr_plan *plan, const struct problem *p, i
                           const float *bias, void *y, int y_bf16)
 {
     const struct gr_variant *v = gr_isa_variant();
-    struct gr_call c = {p->x, p->m, p->ldx,
-                        {packed ? p->packed[v->layout] : NULL, v->layout, gr_panel_width(), p->w,
-                         p->ldw, p->n, p->k},
-                        bias, y, p->ldy, y_bf16};
+    struct gr_call c = {.x = p->x, .m = p->m, .ldx = p->ldx,
+                        .w = {.packed = packed ? p->packed[v->layout] : NULL,
+                              .layout = v->layout, .panel_width = gr_panel_width(),
+                              .plain = p->w, .ldw = p->ldw, .n = p->n, .k = p->k},
+                        .bias = bias, .y = y, .ldy = p->ldy, .y_bf16 = y_bf16};
     assert_int_equal(gr_run_plan(&c, plan), GEMM_RVV_OK);
 }
 

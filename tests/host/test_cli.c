@@ -163,16 +163,17 @@ static void test_generate_and_manifest(void **state)
     char *manifest = read_file("out/manifest.json");
     assert_non_null(manifest);
     assert_non_null(strstr(manifest, "{\"name\": \"q_proj\", \"M\": 1, \"N\": 4096, \"K\": 4096, "
-                                     "\"verdict\": \"kernel\", \"bucket\": 1, \"plan\": "
+                                     "\"weights\": \"bf16\", \"verdict\": \"kernel\", \"bucket\": 1, \"plan\": "
                                      "\"bf16_gemv_m1_n4096_k4096\", \"row_blocks\": 1, "
                                      "\"reason\": null}"));
     /* M above the buckets: the kernel in row blocks, as the runtime runs it. */
     assert_non_null(strstr(manifest, "{\"name\": \"q_proj\", \"M\": 512, \"N\": 4096, \"K\": 4096, "
+                                     "\"weights\": \"bf16\", "
                                      "\"verdict\": \"kernel\", \"bucket\": 128, \"plan\": "
                                      "\"bf16_gemm_m128_n4096_k4096\", \"row_blocks\": 4, "
                                      "\"reason\": \"M=512 > 128: 4 row blocks of M <= 128\"}"));
     assert_non_null(strstr(manifest, "{\"name\": \"small\", \"M\": 1, \"N\": 896, \"K\": 896, "
-                                     "\"verdict\": \"fallback\", \"bucket\": null, \"plan\": null, "
+                                     "\"weights\": \"bf16\", \"verdict\": \"fallback\", \"bucket\": null, \"plan\": null, "
                                      "\"row_blocks\": null, \"reason\": \"N=896 < 1024, "));
     assert_non_null(strstr(manifest, "\"model\": \"demo\""));
     assert_non_null(strstr(manifest, "\"target\": {\"vlen\": 256, \"dlen\": 128, "));
@@ -259,8 +260,9 @@ static void test_deterministic(void **state)
     free(out);
     assert_int_equal(gen("-o two shapes.yaml", &out), 0);
     free(out);
-    /* 3 plans, two variants' micro-kernels, the contract header, registry, manifest */
-    assert_int_equal(same_folders("one", "two"), 8);
+    /* 3 plans, two variants' micro-kernels, the Q8_0 tiles' file (none here), the contract
+     * header, registry, manifest */
+    assert_int_equal(same_folders("one", "two"), 9);
 }
 
 /* Bad input exits 1, writes nothing and leaves an earlier output as it was. */
@@ -298,9 +300,9 @@ static void test_explain_and_overrides(void **state)
     (void)state;
     char *out;
     assert_int_equal(gen("--check --explain shapes.yaml", &out), 0);
-    assert_non_null(strstr(out, "q_proj    512    4096    4096  kernel    bf16_gemm_m128_n4096_k4096"));
+    assert_non_null(strstr(out, "q_proj    512    4096    4096 bf16     kernel    bf16_gemm_m128_n4096_k4096"));
     assert_non_null(strstr(out, "M=512 > 128: 4 row blocks of M <= 128"));
-    assert_non_null(strstr(out, "small       1     896     896  fallback  -"));
+    assert_non_null(strstr(out, "small       1     896     896 bf16     fallback  -"));
     assert_non_null(strstr(out, "N=896 < 1024, K=896 < 1024, M*N*K=802816 < 1000000"));
     assert_non_null(strstr(out, "3 plans, 1 shapes left to the fallback\n"));
     assert_non_null(strstr(out, "\nplans for VLEN 256, L2 512 KiB: a core alone / its 4 cores at once"));
@@ -403,7 +405,7 @@ static void test_output_folder_guarded(void **state)
     free(out);
     assert_int_equal(gen("-o fresh/// shapes.yaml", &out), 0);
     free(out);
-    assert_int_equal(same_folders("empty", "fresh"), 8);
+    assert_int_equal(same_folders("empty", "fresh"), 9);
     assert_false(exists_in_work("empty."));
     assert_false(exists_in_work("fresh."));
 }
@@ -429,7 +431,7 @@ static void test_write_failure_leaves_nothing(void **state)
     assert_int_equal(run(limit, GEN_BIN, "-o kept shapes.yaml", &out), 1);
     assert_null(strstr(out, "LeakSanitizer"));
     free(out);
-    assert_int_equal(same_folders("kept", "kept-copy"), 8);
+    assert_int_equal(same_folders("kept", "kept-copy"), 9);
     assert_false(exists_in_work("kept."));
 }
 
@@ -457,6 +459,45 @@ static void test_path_in_comments(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* weights: q8_0 for the whole file with one layer of BF16: the plans, their format in the C
+ * data and the manifest, the Q8_0 tiles, and --host-tiles refusing Q8_0 plans. */
+static void test_q8_0_plans(void **state)
+{
+    (void)state;
+    write_file("q8.yaml", "weights: q8_0\nlayers:\n  - {name: q, N: 4096, K: 4096, M: [1, 16]}\n"
+                          "  - {name: o, N: 4096, K: 4096, weights: bf16, M: 1}\n");
+    char *out;
+    assert_int_equal(gen("--explain -o q8 q8.yaml", &out), 0);
+    assert_non_null(strstr(out, "q          1    4096    4096 q8_0     kernel    "
+                                "q8_0_gemv_m1_n4096_k4096"));
+    assert_non_null(strstr(out, "o          1    4096    4096 bf16     kernel    "
+                                "bf16_gemv_m1_n4096_k4096"));
+    free(out);
+    char *manifest = read_file("q8/manifest.json");
+    assert_non_null(manifest);
+    assert_non_null(strstr(manifest, "{\"name\": \"q8_0_gemm_m16_n4096_k4096\", \"N\": 4096, "
+                                     "\"K\": 4096, \"format\": \"q8_0\", \"bucket\": 16, "
+                                     "\"rows\": 2, "));
+    assert_non_null(strstr(manifest, "\"format\": \"bf16\""));
+    free(manifest);
+    char *plan = read_file("q8/q8_0_gemv_m1_n4096_k4096.c");
+    assert_non_null(plan);
+    assert_non_null(strstr(plan, "    .format = GR_FORMAT_Q8_0,\n"));
+    assert_non_null(strstr(plan, " * Q8_0 weights (GGUF's blocks, packed with FP32 scales)"));
+    free(plan);
+    char *tiles = read_file("q8/q8_0_tiles.c");
+    assert_non_null(tiles);
+    assert_non_null(strstr(tiles, "static void gr_q8_0_tile_r2(const struct gr_q8_tile_args *a)"));
+    assert_non_null(strstr(tiles, "gr_q8_0_tiles[2] = {gr_q8_0_tile_r1, gr_q8_0_tile_r2};"));
+    assert_null(strstr(tiles, "${"));
+    assert_null(strstr(tiles, "\n$"));
+    free(tiles);
+    assert_int_equal(gen("--host-tiles -o q8-host q8.yaml", &out), 1);
+    assert_non_null(strstr(out, "--host-tiles has no Q8_0 tiles, and 2 plans are Q8_0"));
+    free(out);
+    assert_false(exists_in_work("q8-host"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_output_folder_guarded),
         cmocka_unit_test(test_write_failure_leaves_nothing),
         cmocka_unit_test(test_path_in_comments),
+        cmocka_unit_test(test_q8_0_plans),
     };
     return cmocka_run_group_tests_name("gemm-rvv-gen", tests, setup, teardown);
 }

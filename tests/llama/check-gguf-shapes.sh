@@ -2,8 +2,8 @@
 # shellcheck disable=SC2015  # "A && ok || fail": ok never fails
 # tools/gguf-shapes on the test models of make_gguf_models.py (host): each model's layers are
 # those gemm-rvv-shapes writes from the same config.json, gemm-rvv-gen takes the file and, with
-# the gate gguf-shapes writes, plans every BF16 Linear (--gate default: the library's gate), a
-# tied lm_head and a non-BF16 weight are said, model names cannot inject YAML, and bad input
+# the gate gguf-shapes writes, plans every BF16 and Q8_0 Linear (--gate default: the library's
+# gate), a tied lm_head and a Q8_0 weight are said, model names cannot inject YAML, and bad input
 # gets its exit status and message with -o leaving an existing file alone.
 # Usage: PYTHON=... PYTHONPATH=... tests/llama/check-gguf-shapes.sh GGUF_SHAPES SHAPES_BIN GEN_BIN MODELS
 set -u
@@ -60,11 +60,11 @@ done
 engine_gate='gate: {min_n: 1, min_k: 1, max_m: 128, min_mnk: 1}'
 default_gate='gate: {min_n: 1024, min_k: 1024, max_m: 128, min_mnk: 1000000}'
 grep -qxF "$engine_gate" "$tmp/llama-gqa.yaml" &&
-  grep -qF "# The gate: every 2-D BF16 Linear gets a kernel (gguf-shapes --gate engine)." "$tmp/llama-gqa.yaml" &&
-  grep -qF "own BF16 path is scalar: ggml's MUL_MAT costs 12 instructions a multiply-accumulate" "$tmp/llama-gqa.yaml" &&
+  grep -qF "# The gate: every 2-D BF16 or Q8_0 Linear gets a kernel (gguf-shapes --gate engine). The" "$tmp/llama-gqa.yaml" &&
+  grep -qF "# engine's own BF16 path is scalar: ggml's MUL_MAT costs 12 instructions a multiply-" "$tmp/llama-gqa.yaml" &&
   grep -qF '"gate": {"min_n": 1, "min_k": 1, "max_m": 128, "min_mnk": 1}' "$tmp/gen-llama-gqa/manifest.json" &&
-  grep -qF '{"name": "k_proj", "M": 1, "N": 384, "K": 1152, "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n384_k1152"' "$tmp/gen-llama-gqa/manifest.json" &&
-  grep -qF '{"name": "v_proj", "M": 1, "N": 128, "K": 896, "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n128_k896"' "$tmp/gen-qwen2-tied/manifest.json" &&
+  grep -qF '{"name": "k_proj", "M": 1, "N": 384, "K": 1152, "weights": "bf16", "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n384_k1152"' "$tmp/gen-llama-gqa/manifest.json" &&
+  grep -qF '{"name": "v_proj", "M": 1, "N": 128, "K": 896, "weights": "bf16", "verdict": "kernel", "bucket": 1, "plan": "bf16_gemv_m1_n128_k896"' "$tmp/gen-qwen2-tied/manifest.json" &&
   ok || fail "the gate is not written, or not what the generator used: $(grep -B7 '^gate' "$tmp/llama-gqa.yaml")"
 # --gate default: the library's gate, said and kept in the command that regenerates the file;
 # the narrow k and v go to the fallback, with the reason.
@@ -74,8 +74,8 @@ shapes --gate default --batch 1 -o "$tmp/gqa-default.yaml" "$models/llama-gqa.gg
   grep -qF -- "--batch 1 --gate default $models/llama-gqa.gguf" "$tmp/gqa-default.yaml" &&
   diff <(sed -n '/^model:/,$p' "$tmp/gqa-default.yaml") <(shapes --batch 1 "$models/llama-gqa.gguf" | sed -n '/^model:/,$p') &&
   "$gen_bin" --explain -o "$tmp/gen-gqa-default" "$tmp/gqa-default.yaml" > "$tmp/gen.log" 2>&1 &&
-  grep -qE '^k_proj +1 +384 +1152 +fallback +- +N=384 < 1024, M\*N\*K=442368 < 1000000$' "$tmp/gen.log" &&
-  grep -qF '"name": "v_proj", "M": 1, "N": 384, "K": 1152, "verdict": "fallback", "bucket": null, "plan": null, "row_blocks": null, "reason": "N=384 < 1024, M*N*K=442368 < 1000000"' "$tmp/gen-gqa-default/manifest.json" &&
+  grep -qE '^k_proj +1 +384 +1152 +bf16 +fallback +- +N=384 < 1024, M\*N\*K=442368 < 1000000$' "$tmp/gen.log" &&
+  grep -qF '"name": "v_proj", "M": 1, "N": 384, "K": 1152, "weights": "bf16", "verdict": "fallback", "bucket": null, "plan": null, "row_blocks": null, "reason": "N=384 < 1024, M*N*K=442368 < 1000000"' "$tmp/gen-gqa-default/manifest.json" &&
   ok || { fail "--gate default: not the library's gate:"; cat "$tmp/gqa-default.yaml" "$tmp/gen.log"; }
 expect 2 '--gate takes engine or default, not "none"' --gate none "$models/llama.gguf"
 grep -q "^# tiny-qwen3-random: qwen3, hidden 1024, intermediate 2048, 2 layers,$" "$tmp/qwen3.yaml" &&
@@ -113,7 +113,7 @@ shapes --weights "$models/qwen2-tied.gguf" > "$tmp/tied-weights.txt" &&
   ! grep -q '^output\.weight' "$tmp/tied-weights.txt" && [ "$(wc -l < "$tmp/tied-weights.txt")" = 8 ] &&
   grep -qF "  # lm_head: tied to token_embd (no output.weight), packed from that matrix" "$tmp/qwen2-tied.yaml" &&
   grep -q "name: lm_head,   N: 1024,    K: 896,   M: 1}" "$tmp/qwen2-tied.yaml" &&
-  grep -qF '{"name": "lm_head", "M": 1, "N": 1024, "K": 896, "verdict": "kernel"' "$tmp/gen-qwen2-tied/manifest.json" && ok ||
+  grep -qF '{"name": "lm_head", "M": 1, "N": 1024, "K": 896, "weights": "bf16", "verdict": "kernel"' "$tmp/gen-qwen2-tied/manifest.json" && ok ||
   fail "qwen2-tied: token_embd.weight not listed, or not planned, as the lm_head: $(cat "$tmp/tied-weights.txt")"
 
 # Tied: lm_head from token_embd, said in a comment; a Q8_0 output.weight is left out, and said.
@@ -121,10 +121,21 @@ shapes "$models/qwen3-tied.gguf" > "$tmp/tied.yaml" &&
   grep -qF "  # lm_head: tied to token_embd (no output.weight), packed from that matrix" "$tmp/tied.yaml" &&
   grep -q "name: lm_head,   N: 512,     K: 256,   M: 1}" "$tmp/tied.yaml" && ok ||
   fail "qwen3-tied: lm_head not listed from token_embd: $(cat "$tmp/tied.yaml")"
+# A Q8_0 weight: listed with its format, beside the BF16 ones; a whole Q8_0 model, each Linear
+# planned in Q8_0 by the generator.
 shapes "$models/small-mixed.gguf" > "$tmp/mixed.yaml" &&
-  grep -qF "# Not BF16, left to ggml: output.weight (Q8_0)" "$tmp/mixed.yaml" &&
-  ! grep -q "name: lm_head" "$tmp/mixed.yaml" && grep -q "name: down_proj" "$tmp/mixed.yaml" && ok ||
-  fail "small-mixed: the Q8_0 lm_head is listed or not said: $(cat "$tmp/mixed.yaml")"
+  grep -q "name: lm_head,   N: 512,     K: 256,   M: 1, weights: q8_0}" "$tmp/mixed.yaml" &&
+  grep -q "name: down_proj, N: 256,     K: 512,   M: 1}" "$tmp/mixed.yaml" &&
+  ! grep -q "Neither BF16 nor Q8_0" "$tmp/mixed.yaml" && ok ||
+  fail "small-mixed: the Q8_0 lm_head is not listed as Q8_0: $(cat "$tmp/mixed.yaml")"
+shapes --batch 1 --prefill 64 -o "$tmp/q8.yaml" "$models/llama-q8_0.gguf" &&
+  [ "$(grep -c '^  - {name: .*, weights: q8_0}$' "$tmp/q8.yaml")" = 8 ] &&
+  "$gen_bin" -o "$tmp/gen-q8" "$tmp/q8.yaml" > "$tmp/gen.log" 2>&1 &&
+  [ "$(grep -c '"verdict": "kernel"' "$tmp/gen-q8/manifest.json")" -gt 0 ] &&
+  ! grep -q '"verdict": "fallback"' "$tmp/gen-q8/manifest.json" &&
+  grep -q '"weights": "q8_0"' "$tmp/gen-q8/manifest.json" && ok ||
+  { fail "llama-q8_0: its 8 Linears are not listed in Q8_0 or not planned so:"
+    cat "$tmp/q8.yaml" "$tmp/gen.log"; }
 
 # Model names: quoted when not plain (the YAML reads back the same name), refused with a
 # line break (it would end the comment lines), from --model as from general.name.
@@ -146,8 +157,7 @@ expect 1 "$tmp/cut-header.gguf: a truncated or damaged GGUF file" "$tmp/cut-head
 expect 1 "$tmp/cut-data.gguf: a truncated or damaged GGUF file" "$tmp/cut-data.gguf"
 expect 1 "$tmp/none.gguf: no such file" "$tmp/none.gguf"
 expect 1 "$tmp: not a file" "$tmp"
-expect 1 "no Linear has a 2-D BF16 weight, so there is nothing for gemm_rvv to serve (its Linears' weights are F16)" "$models/llama-f16.gguf"
-expect 1 "(its Linears' weights are Q8_0)" "$models/llama-q8_0.gguf"
+expect 1 "no Linear has a 2-D BF16 or Q8_0 weight, so there is nothing for gemm_rvv to serve (its Linears' weights are F16)" "$models/llama-f16.gguf"
 expect 2 "--batch takes increasing positive sizes" --batch 4,1 "$models/llama.gguf"
 expect 2 "--batch takes increasing positive sizes" --batch 1,,4 "$models/llama.gguf"
 expect 2 "--prefill takes increasing positive lengths" --prefill 0 "$models/llama.gguf"
@@ -156,7 +166,7 @@ expect 2 "unexpected argument \"--batch\" (or its value is missing)" "$models/ll
 expect 2 "no GGUF file given"
 
 echo "keep me" > "$tmp/out.yaml"
-expect 1 "no Linear has a 2-D BF16 weight" -o "$tmp/out.yaml" "$models/llama-f16.gguf"
+expect 1 "no Linear has a 2-D BF16 or Q8_0 weight" -o "$tmp/out.yaml" "$models/llama-f16.gguf"
 [ "$(cat "$tmp/out.yaml")" = "keep me" ] && [ ! -e "$tmp/out.yaml.tmp" ] && ok ||
   fail "-o overwrote a file or left a temporary one on bad input"
 shapes -o "$tmp/out.yaml" "$models/llama.gguf" && grep -q "name: down_proj, N: 1024,    K: 2048,  M: 1}" "$tmp/out.yaml" &&

@@ -19,6 +19,7 @@ python3-gguf's GGUFWriter, seeded, so every run writes the same bytes:
   OUT/llama-noplan.gguf  the Llama with a vocabulary of 1280: lm_head (1280 x 1024) is the one
                          Linear whose shape the Llama's shapes file does not hold.
   OUT/llama-f16.gguf     the Llama with F16 weights;  OUT/llama-q8_0.gguf  with Q8_0 weights.
+  OUT/llama-gqa-q8_0.gguf  the GQA Llama (1 layer) with Q8_0 weights, for make test.
   OUT/qwen3-tied.gguf    a small Qwen3 (hidden 256) with no output.weight (lm_head tied to
                          token_embd); for the shapes tool only, as are the next two:
   OUT/small-mixed.gguf   the small Qwen3 untied, with output.weight in Q8_0;
@@ -180,7 +181,10 @@ def main():
     write_model(os.path.join(out, "qwen2-tied-2l.gguf"), dict(QWEN2_TIED, layers=2))
     write_model(os.path.join(out, "llama-noplan.gguf"), dict(LLAMA, vocab=1280))
     write_model(os.path.join(out, "llama-f16.gguf"), LLAMA, QType.F16)
-    write_model(os.path.join(out, "llama-q8_0.gguf"), LLAMA, QType.Q8_0)
+    write_model(os.path.join(out, "llama-q8_0.gguf"), dict(LLAMA, name="tiny-llama-q8_0-random"),
+                QType.Q8_0)
+    write_model(os.path.join(out, "llama-gqa-q8_0.gguf"),
+                dict(LLAMA_GQA, name="tiny-llama-gqa-q8_0-random"), QType.Q8_0)
     small = dict(QWEN3, name="tiny-qwen3-small", hidden=256, intermediate=512, layers=1,
                  heads=4, kv_heads=2, head_dim=64, vocab=512)
     write_model(os.path.join(out, "qwen3-tied.gguf"), dict(small, tied=True))

@@ -176,7 +176,7 @@ static int run_kernel(const struct problem *p, const struct gr_plan *plan,
 
 static void run_fallback(const struct problem *p, struct output_kind v, void *y)
 {
-    struct gr_weight_view view = {NULL, 0, 0, p->w, p->ldw, p->n, p->k};
+    struct gr_weight_view view = {.plain = p->w, .ldw = p->ldw, .n = p->n, .k = p->k};
     float *rows = malloc(p->m * p->k * sizeof *rows);
     assert_non_null(rows);
     gr_widen_rows(p->x, p->m, p->ldx, p->k, rows);
@@ -259,13 +259,14 @@ static void check_case(const struct gr_plan *e, size_t m, struct output_kind v,
 
 static size_t lower_bucket(const struct gr_plan *e)
 {
-    /* The registry is sorted by (n, k, bucket): the entry before serves the smaller Ms. */
+    /* The registry is sorted by (n, k, format, bucket): the entry before serves the smaller Ms. */
     size_t i = 0;
     while (gr_registry[i] != e)
         i++;
     if (e->bucket == 1)
         return 0;
-    if (i > 0 && gr_registry[i - 1]->n == e->n && gr_registry[i - 1]->k == e->k)
+    if (i > 0 && gr_registry[i - 1]->n == e->n && gr_registry[i - 1]->k == e->k &&
+        gr_registry[i - 1]->format == e->format)
         return gr_registry[i - 1]->bucket;
     return 1;
 }
@@ -299,6 +300,8 @@ static void test_random_inputs(void **state)
     size_t cases = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
+        if (e->format != GR_FORMAT_BF16) /* test_q8_0.c drives the Q8_0 plans */
+            continue;
         size_t lo = lower_bucket(e);
         for (size_t t = 0; t < sizeof test_ms / sizeof test_ms[0]; t++) {
             size_t m = test_ms[t];
@@ -320,6 +323,8 @@ static void test_special_values(void **state)
     size_t cases = 0, kinds_per_plan = quick_tier() ? 1 : 4;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
+        if (e->format != GR_FORMAT_BF16) /* test_q8_0.c drives the Q8_0 plans */
+            continue;
         if (e->n * e->k > 40000)
             continue;
         for (size_t j = 0; j < kinds_per_plan; j++) {
@@ -338,6 +343,8 @@ static void test_negative_zero(void **state)
     (void)state;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
+        if (e->format != GR_FORMAT_BF16) /* test_q8_0.c drives the Q8_0 plans */
+            continue;
         if (e->n * e->k > 40000)
             continue;
         struct rng r = {42 + i};
@@ -387,6 +394,8 @@ static void test_bf16_rounding(void **state)
     size_t ncase = sizeof cases / sizeof cases[0], tested = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
+        if (e->format != GR_FORMAT_BF16) /* test_q8_0.c drives the Q8_0 plans */
+            continue;
         if (e->k != 1 || e->n < ncase)
             continue;
         struct rng r = {7};
@@ -431,6 +440,8 @@ static void test_column_ranges(void **state)
     size_t tested = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
+        if (e->format != GR_FORMAT_BF16) /* test_q8_0.c drives the Q8_0 plans */
+            continue;
         size_t pw = gr_panel_width();
         if (e->n <= pw || e->n * e->k > BIG_WEIGHT)
             continue;
@@ -491,6 +502,8 @@ static void test_x_copy(void **state)
     size_t copied = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
+        if (e->format != GR_FORMAT_BF16) /* test_q8_0.c drives the Q8_0 plans */
+            continue;
         const struct gr_blocking *b = &e->blocking[GR_L2_ALONE];
         if (b->x_copy_rows == 0 || e->bucket <= b->x_copy_rows || e->n < 1024 ||
             e->n * e->k > BIG_WEIGHT)
@@ -532,6 +545,8 @@ static void test_shared_x(void **state)
     size_t shared = 0, runs = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
+        if (e->format != GR_FORMAT_BF16) /* test_q8_0.c drives the Q8_0 plans */
+            continue;
         if (e->bucket < 32 || e->n * e->k > BIG_WEIGHT)
             continue;
         struct gr_plan small = small_blocks(e, 1);
@@ -622,6 +637,8 @@ static void test_misaligned_starts(void **state)
     size_t runs = 0, shifted = 0, carried = 0, carried_more = 0, copied = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
+        if (e->format != GR_FORMAT_BF16) /* test_q8_0.c drives the Q8_0 plans */
+            continue;
         if (e->k < 1024 || e->n * e->k > BIG_WEIGHT)
             continue;
         const size_t *off = offsets[i % 4];

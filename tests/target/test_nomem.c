@@ -156,11 +156,93 @@ static void test_create_nomem(void **state)
     }
 }
 
+/* Q8_0 objects (gemm_rvv_linear_f32x): a plan's shape (67 x 96) and one with none (50 x 64),
+ * one and several row blocks, one and four threads: every failed allocation of create or
+ * call gives GEMM_RVV_ERR_NOMEM, *out or Y untouched, nothing counted; a warm call allocates
+ * nothing. */
+static void test_q8_0_nomem(void **state)
+{
+    (void)state;
+    static const struct shape q8_shapes[] = {{67, 96}, {50, 64}};
+    for (size_t i = 0; i < 2; i++) {
+        const struct shape *sh = &q8_shapes[i];
+        const size_t blocks = (size_t)(sh->n * sh->k / GEMM_RVV_Q8_0_BLOCK);
+        unsigned char *b = __real_malloc(blocks * GEMM_RVV_Q8_0_BLOCK_BYTES);
+        assert_non_null(b);
+        struct rng r = {88};
+        for (size_t j = 0; j < blocks * GEMM_RVV_Q8_0_BLOCK_BYTES; j++)
+            b[j] = j % GEMM_RVV_Q8_0_BLOCK_BYTES == 1 ? 0x24 : (unsigned char)rng_next(&r);
+        gemm_rvv_weight *obj = NULL;
+        for (size_t n = 1;; n++) {
+            gemm_rvv_weight *keep = (gemm_rvv_weight *)b;
+            obj = keep;
+            allocations = 0;
+            fail_at = n;
+            gemm_rvv_status s = gemm_rvv_weight_create_q8_0(b, sh->n, sh->k, &obj);
+            fail_at = 0;
+            if (allocations < n) {
+                assert_int_equal(s, GEMM_RVV_OK);
+                break;
+            }
+            assert_int_equal(s, GEMM_RVV_ERR_NOMEM);
+            assert_ptr_equal(obj, keep);
+        }
+        for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++)
+            for (int threads = 1; threads <= 4; threads += 3) {
+                const int64_t m = ms[j];
+                float *x = __real_malloc((size_t)(m * sh->k) * sizeof *x);
+                size_t ybytes = (size_t)(m * sh->n) * sizeof(float);
+                unsigned char *y = __real_malloc(ybytes);
+                assert_non_null(x);
+                assert_non_null(y);
+                for (size_t e = 0; e < (size_t)(m * sh->k); e++)
+                    x[e] = (float)(rng_next(&r) % 2001) / 1000.0f - 1.0f;
+                assert_int_equal(gemm_rvv_set_threads(threads), GEMM_RVV_OK);
+                for (size_t n = 1;; n++) {
+                    gemm_rvv_release_memory();
+                    memset(y, SENTINEL, ybytes);
+                    uint64_t calls_before = counted(sh->n, sh->k);
+                    allocations = 0;
+                    fail_at = n;
+                    gemm_rvv_status s =
+                        gemm_rvv_linear_f32x(x, m, sh->k, obj, NULL, y, sh->n, GEMM_RVV_F32);
+                    fail_at = 0;
+                    if (allocations < n) {
+                        assert_int_equal(s, GEMM_RVV_OK);
+                        assert_int_equal(counted(sh->n, sh->k), calls_before + 1);
+                        break;
+                    }
+                    if (s != GEMM_RVV_ERR_NOMEM || counted(sh->n, sh->k) != calls_before)
+                        fail_msg("Q8_0 N=%lld K=%lld M=%lld, %d threads: allocation %zu failed, "
+                                 "status %d, counted %d", (long long)sh->n, (long long)sh->k,
+                                 (long long)m, threads, n, (int)s,
+                                 counted(sh->n, sh->k) != calls_before);
+                    for (size_t e = 0; e < ybytes; e++)
+                        if (y[e] != SENTINEL)
+                            fail_msg("Q8_0 N=%lld K=%lld M=%lld: allocation %zu failed and byte "
+                                     "%zu of Y was written", (long long)sh->n, (long long)sh->k,
+                                     (long long)m, n, e);
+                }
+                allocations = 0;
+                assert_int_equal(gemm_rvv_linear_f32x(x, m, sh->k, obj, NULL, y, sh->n,
+                                                      GEMM_RVV_F32),
+                                 GEMM_RVV_OK);
+                assert_int_equal(allocations, 0);
+                outputs_digest = digest_add(outputs_digest, y, ybytes);
+                free(x);
+                free(y);
+            }
+        gemm_rvv_weight_free(obj);
+        free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_nomem),
         cmocka_unit_test(test_nothing_written_on_nomem),
+        cmocka_unit_test(test_q8_0_nomem),
     };
     int failed = cmocka_run_group_tests_name("out of memory", tests, NULL, NULL);
     digest_print("outputs", outputs_digest);

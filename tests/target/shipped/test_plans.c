@@ -84,7 +84,7 @@ static float *run_plan(const struct slice *s, const struct gr_variant *isa, int 
 static float *run_fallback(const struct slice *s)
 {
     const size_t k = s->plan->k;
-    struct gr_weight_view view = {NULL, 0, 0, s->w, s->ldw, s->cols, k};
+    struct gr_weight_view view = {.plain = s->w, .ldw = s->ldw, .n = s->cols, .k = k};
     float *rows = malloc(s->m * k * sizeof *rows), *col = malloc(GR_FALLBACK_COLS * k * 4);
     float *y = calloc(s->m * s->ldy, sizeof *y);
     assert_non_null(rows);
@@ -135,6 +135,8 @@ static void test_every_plan(void **state)
     size_t cases = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *plan = gr_registry[i];
+        if (plan->format != GR_FORMAT_BF16) /* tests/target/test_q8_0.c drives Q8_0 plans */
+            continue;
         size_t m = 2 * (size_t)plan->tile_rows - 1;
         struct slice s = slice_make(plan, m < plan->bucket ? m : plan->bucket, 0x5eed + i * 17);
         check_slice(&s);
