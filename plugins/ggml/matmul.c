@@ -54,7 +54,7 @@ bool grg_serves_mul_mat(const struct ggml_tensor *op, const char **why)
     else if (!has_plans(w))
         no = w->type == GGML_TYPE_BF16 ? "this build has no plan for its N x K"
                                        : "this build has no Q8_0 plan for its N x K";
-    else if (w->type != GGML_TYPE_BF16 && !grg_reads_packed(w))
+    else if (w->type != GGML_TYPE_BF16 && (w->data || w->buffer) && !grg_reads_packed(w))
         no = "a Q8_0 weight is served packed only, and this one is not in GEMM_RVV's buffer";
     else if (!f32_rows(x) || !f32_rows(op) || grg_reads_packed(x))
         no = "activations or result are not FP32 rows";

@@ -57,7 +57,8 @@ static bool own_weight(const struct ggml_tensor *t)
 
 /* A tensor not placed yet (no buffer: test-backend-ops asks before it allocates, ggml's
  * scheduler before it places activations) that GEMM_RVV would pack if it were placed in its
- * buffer: a 2-D BF16 tensor whose N x K has plans. Only GEMM_RVV's own product may read it. */
+ * buffer: a 2-D BF16 or Q8_0 tensor whose N x K has plans in its format. Only GEMM_RVV's own
+ * product may read it. */
 static bool packed_if_placed(const struct ggml_tensor *t)
 {
     const struct ggml_tensor *base = t->view_src ? t->view_src : t;
