@@ -149,12 +149,13 @@ support_mode() {
   # the CPU backend takes that GEMM_RVV declines, but those of DECLINED_OPS.
   extra=$(comm -23 <(echo "$cases_g") <(echo "$cases_c"))
   missing=$(comm -13 <(echo "$cases_g") <(echo "$cases_c") | grep -vE "^(${DECLINED_OPS//,/|})\(" || true)
-  # Support mode places no tensor: a BF16 tensor of a planned N x K is taken as packed (in
-  # GEMM_RVV's buffer it would be), so GEMM_RVV declines the cases that read one with anything
-  # but its own product (MUL_MAT by BF16 activations); only cases with a BF16 tensor may be so.
+  # Support mode places no tensor: a BF16 or Q8_0 tensor of a planned N x K is taken as packed
+  # (in GEMM_RVV's buffer it would be), so GEMM_RVV declines the cases that read one with
+  # anything but its own product (MUL_MAT by BF16 activations, OUT_PROD of a Q8_0 tensor); only
+  # cases with a BF16 or Q8_0 tensor may be so.
   local bf16_declined
-  bf16_declined=$(grep -c '=bf16' <<< "$missing" || true)
-  missing=$(grep -v '=bf16' <<< "$missing" || true)
+  bf16_declined=$(grep -cE '=(bf16|q8_0)' <<< "$missing" || true)
+  missing=$(grep -vE '=(bf16|q8_0)' <<< "$missing" || true)
   [ -z "$extra" ] || { fail "support mode: GEMM_RVV takes $(grep -c . <<< "$extra") cases the CPU backend does not ($log_g):"; head -5 <<< "$extra"; }
   [ -z "$missing" ] || { fail "support mode: GEMM_RVV declines $(grep -c . <<< "$missing") cases the CPU backend takes ($log_g):"; head -5 <<< "$missing"; }
   local ops declined_n
@@ -162,7 +163,7 @@ support_mode() {
   declined_n=$(strip_colors "$log_g" | grep -cE "^  (${DECLINED_OPS//,/|})\(.*: NOT SUPPORTED$" || true)
   [ "$declined_n" -gt 0 ] || fail "support mode: no case of $DECLINED_OPS listed as declined ($log_g)"
   if [ -z "$extra$missing" ]; then
-    echo "support mode: GEMM_RVV takes the CPU backend's $n_g cases of $ops ops, all but $declined_n of $DECLINED_OPS (declined by design) and $bf16_declined with a BF16 tensor it would pack"
+    echo "support mode: GEMM_RVV takes the CPU backend's $n_g cases of $ops ops, all but $declined_n of $DECLINED_OPS (declined by design) and $bf16_declined with a BF16 or Q8_0 tensor it would pack"
   fi
 }
 
