@@ -1,5 +1,5 @@
 /* Packed Q8_0 weights, the layout of gr_contract.h's "Q8_0 micro-kernels": panels of pw =
- * VLMAX(e8, m1) columns (zero past N), per block of 32 k the panel's FP32 scales then 32 rows
+ * VLMAX(e8, m1) columns (zero past N), per block of 32 k the panel's FP16 scales then 32 rows
  * of its int8. Written and read back a GGUF block at a time. */
 #ifndef GEMM_RVV_Q8_0_PACK_H
 #define GEMM_RVV_Q8_0_PACK_H
