@@ -6,17 +6,19 @@
  * partial sums (bucket x col_block floats) stay in the L2 between K blocks. */
 #include "blocking.h"
 
-/* Bytes per column of one 32-k block of packed Q8_0 weights: an FP32 scale and 32 int8. */
-#define Q8_PANEL_BLOCK_BYTES 36
+/* Bytes per column of one 32-k block of packed Q8_0 weights: an FP16 scale and 32 int8, as
+ * GGUF's (gr_contract.h's GR_Q8_PANEL_BLOCK_BYTES). */
+#define Q8_PANEL_BLOCK_BYTES 34
 
 /* Vector work of one block (32 k) of one strip for one row, in LMUL units at the tiles'
  * LMULs (int8 m1, int16 m2, int32 and FP32 m4; widening doubled): 16 vwmul + 16 vwmacc (2
  * each), 16 vwadd.wv (4), the sum's zeroing, the scale product, the conversion and the fma
- * (4 each); the block's weight loads (32 registers' worth) and scales (4) shared by the tile's
- * rows. What make bench-count measures, before the strips' loop overhead. */
+ * (4 each); the block's weight loads (32 registers' worth) and FP16 scales (2), and their
+ * widening to FP32 (q8_scales: vzext and 11 more at LMUL 4, 4 each), shared by the tile's rows.
+ * What make bench-count measures, before the strips' loop overhead. */
 static double vwork_per_mac(unsigned tile_rows, uint64_t vlen)
 {
-    double per_row = 16 * 2 + 16 * 2 + 16 * 4 + 4 * 4, shared = 32 + 4;
+    double per_row = 16 * 2 + 16 * 2 + 16 * 4 + 4 * 4, shared = 32 + 2 + 12 * 4;
     return (per_row + shared / tile_rows) / (32.0 * (double)(vlen / 8));
 }
 

@@ -322,7 +322,7 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                     r->name, (unsigned long long)r->n, (unsigned long long)r->k,
                     (unsigned long long)r->n, (unsigned long long)r->k, r->bucket);
     if (r->format == FORMAT_q8_0)
-        text_printf(out, " * Q8_0 weights (GGUF's blocks, packed with FP32 scales), FP32 "
+        text_printf(out, " * Q8_0 weights (GGUF's blocks, packed with FP16 scales), FP32 "
                          "activations quantised per\n * block of 32 once per call; exact int32 "
                          "block sums, FP32 sums in increasing k\n * (bit-exact with the scalar "
                          "fallback).\n *\n * Serves (layer M):");

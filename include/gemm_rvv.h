@@ -131,7 +131,8 @@ gemm_rvv_status gemm_rvv_weight_create_q8_0(const void *blocks, int64_t n, int64
 
 /* Bytes of the object's copy of an [n, k] Q8_0 weight in the caller's memory (a multiple of
  * GEMM_RVV_WEIGHT_ALIGN): packed where the build has a Q8_0 plan for (N, K) and the core has
- * V (FP32 scales), else the plain GGUF blocks for the fallback. */
+ * V (34 bytes a block, as GGUF's, plus N's padding to a panel), else the plain GGUF blocks
+ * for the fallback. */
 gemm_rvv_status gemm_rvv_weight_bytes_q8_0(int64_t n, int64_t k, size_t *bytes);
 
 /* Makes a Q8_0 object whose copy lives in mem, as gemm_rvv_weight_create_in does for BF16:

@@ -6,20 +6,6 @@
 #include "bf16.h"
 #include "q8_0_pack.h"
 
-uint16_t gr_f32_bits_to_fp16(uint32_t bits)
-{
-    uint16_t sign = (uint16_t)(bits >> 16 & 0x8000u);
-    uint32_t exp = bits >> 23 & 0xffu, mant = bits & 0x7fffffu;
-    if (exp == 0xff)
-        return (uint16_t)(sign | 0x7c00u | mant >> 13);
-    if (exp == 0)
-        return sign; /* only zeros: every FP16 is normal in FP32 */
-    int e = (int)exp - 127;
-    if (e >= -14)
-        return (uint16_t)(sign | (uint32_t)(e + 15) << 10 | mant >> 13);
-    return (uint16_t)(sign | (0x400u | mant >> 13) >> (-14 - e));
-}
-
 void gr_q8_quantize_rows(const float *x, size_t rows, size_t ldx, size_t k,
                          const struct gr_q8_x *out)
 {

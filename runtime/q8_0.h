@@ -44,10 +44,6 @@ static inline float gr_fp16_to_f32(uint16_t h)
     return f;
 }
 
-/* The inverse for values that came from gr_fp16_to_f32_bits (the packed form's scales): the
- * FP16 bits again, NaN payloads included. */
-uint16_t gr_f32_bits_to_fp16(uint32_t bits);
-
 /* The scale of a block at p (its first two bytes, little-endian). */
 static inline uint16_t gr_q8_scale_bits(const unsigned char *p)
 {

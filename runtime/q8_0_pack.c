@@ -1,5 +1,5 @@
 /* Packed Q8_0 weights (gr_contract.h, "Q8_0 micro-kernels"): panels of pw columns, per block
- * the columns' FP32 scales then 32 rows of their int8. Scalar code, run once per write. */
+ * the columns' FP16 scales (GGUF's bits) then 32 rows of their int8. Scalar code, run once per write. */
 #include "q8_0_pack.h"
 
 #include <string.h>
@@ -30,8 +30,8 @@ void gr_q8_pack_blocks(const unsigned char *src, size_t first, size_t count, siz
     for (size_t b = first; b < first + count; b++, src += GR_Q8_BLOCK_BYTES) {
         size_t col = b / kb_count, j = col % pw;
         unsigned char *at = block_at(packed, k, pw, col, b % kb_count);
-        uint32_t scale = gr_fp16_to_f32_bits(gr_q8_scale_bits(src));
-        memcpy(at + j * GR_Q8_SCALE_BYTES, &scale, sizeof scale);
+        at[j * GR_Q8_SCALE_BYTES] = src[0];
+        at[j * GR_Q8_SCALE_BYTES + 1] = src[1];
         for (size_t i = 0; i < GR_Q8_BLOCK; i++)
             at[GR_Q8_SCALE_BYTES * pw + i * pw + j] = src[2 + i];
     }
@@ -44,11 +44,8 @@ void gr_q8_packed_read(const void *packed, size_t first, size_t count, size_t k,
     for (size_t b = first; b < first + count; b++, dst += GR_Q8_BLOCK_BYTES) {
         size_t col = b / kb_count, j = col % pw;
         const unsigned char *at = block_at((void *)packed, k, pw, col, b % kb_count);
-        uint32_t scale;
-        memcpy(&scale, at + j * GR_Q8_SCALE_BYTES, sizeof scale);
-        uint16_t h = gr_f32_bits_to_fp16(scale);
-        dst[0] = (unsigned char)h;
-        dst[1] = (unsigned char)(h >> 8);
+        dst[0] = at[j * GR_Q8_SCALE_BYTES];
+        dst[1] = at[j * GR_Q8_SCALE_BYTES + 1];
         for (size_t i = 0; i < GR_Q8_BLOCK; i++)
             dst[2 + i] = at[GR_Q8_SCALE_BYTES * pw + i * pw + j];
     }
@@ -69,9 +66,8 @@ void gr_q8_pack_zero_padding(size_t n, size_t k, size_t pw, void *packed)
 
 float gr_q8_packed_scale(const void *packed, size_t k, size_t pw, size_t col, size_t kb)
 {
-    float d;
-    memcpy(&d, block_at((void *)packed, k, pw, col, kb) + col % pw * GR_Q8_SCALE_BYTES, sizeof d);
-    return d;
+    return gr_fp16_to_f32(
+        gr_q8_scale_bits(block_at((void *)packed, k, pw, col, kb) + col % pw * GR_Q8_SCALE_BYTES));
 }
 
 const int8_t *gr_q8_packed_values(const void *packed, size_t k, size_t pw, size_t col, size_t kb)

@@ -1434,8 +1434,8 @@ static void group_q8_0(void)
             ggml_backend_tensor_set(w.t, b, 0, bytes);
             expect_bytes("Q8_0 weight", w.t, b, 0, bytes);
             check_product(w.t, b, m, "Q8_0 product");
-            /* Packed: FP32 scales (36 bytes a block for 34) and N padded to a panel, not a
-             * second copy; on a narrow N the padding alone can be a quarter. */
+            /* Packed: GGUF's 34 bytes a block (FP16 scales kept) with N padded to a panel,
+             * not a second copy; on a narrow N the padding alone can be a quarter. */
             if (n >= 256 && (double)alloc > 1.10 * (double)bytes)
                 fail("a %zu-byte Q8_0 weight takes %zu bytes in a GEMM_RVV buffer", bytes, alloc);
         }

@@ -483,7 +483,7 @@ static void test_q8_0_plans(void **state)
     char *plan = read_file("q8/q8_0_gemv_m1_n4096_k4096.c");
     assert_non_null(plan);
     assert_non_null(strstr(plan, "    .format = GR_FORMAT_Q8_0,\n"));
-    assert_non_null(strstr(plan, " * Q8_0 weights (GGUF's blocks, packed with FP32 scales)"));
+    assert_non_null(strstr(plan, " * Q8_0 weights (GGUF's blocks, packed with FP16 scales)"));
     free(plan);
     char *tiles = read_file("q8/q8_0_tiles.c");
     assert_non_null(tiles);
