@@ -5,29 +5,42 @@
 #include "isa.h"
 #include "weight.h"
 
-gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
-                                const gemm_rvv_weight *weight, const float *bias, void *y,
-                                int64_t ldy, gemm_rvv_type y_type)
+/* A call on a weight object of `format`, X of x_bytes a value (BF16, or FP32 for Q8_0). */
+static gemm_rvv_status linear_on_object(const void *x, size_t x_bytes, uint32_t format,
+                                        int64_t m, int64_t ldx, const gemm_rvv_weight *weight,
+                                        const float *bias, void *y, int64_t ldy,
+                                        gemm_rvv_type y_type)
 {
     if (gr_isa_status() != GEMM_RVV_OK)
         return gr_isa_status();
     if (!weight)
         return GEMM_RVV_ERR_NULL;
-    if (weight->format != GR_FORMAT_BF16)
+    if (weight->format != format)
         return GEMM_RVV_ERR_FORMAT;
-    gemm_rvv_status s = gr_check_call(x, sizeof *x, m, ldx, (int64_t)weight->n,
+    gemm_rvv_status s = gr_check_call(x, x_bytes, m, ldx, (int64_t)weight->n,
                                       (int64_t)weight->k, y, ldy, y_type);
     if (s == GEMM_RVV_OK)
-        s = gr_check_alias(x, sizeof *x, (size_t)m, (size_t)ldx, NULL, weight->n, weight->k, 0,
+        s = gr_check_alias(x, x_bytes, (size_t)m, (size_t)ldx, NULL, weight->n, weight->k, 0,
                            bias, y, (size_t)ldy, y_type);
     if (s != GEMM_RVV_OK || (s = gr_weight_hold(weight)) != GEMM_RVV_OK)
         return s;
-    const struct gr_call c = {.x = x, .m = (size_t)m, .ldx = (size_t)ldx,
-                              .w = gr_weight_view_of(weight), .bias = bias, .y = y,
-                              .ldy = (size_t)ldy, .y_bf16 = y_type == GEMM_RVV_BF16};
+    struct gr_call c = {.m = (size_t)m, .ldx = (size_t)ldx, .w = gr_weight_view_of(weight),
+                        .bias = bias, .y = y, .ldy = (size_t)ldy,
+                        .y_bf16 = y_type == GEMM_RVV_BF16};
+    if (format == GR_FORMAT_Q8_0)
+        c.x_f32 = x;
+    else
+        c.x = x;
     s = gr_dispatch(&c, &weight->plans, ((gemm_rvv_weight *)weight)->counters);
     gr_weight_release(weight);
     return s;
+}
+
+gemm_rvv_status gemm_rvv_linear(const uint16_t *x, int64_t m, int64_t ldx,
+                                const gemm_rvv_weight *weight, const float *bias, void *y,
+                                int64_t ldy, gemm_rvv_type y_type)
+{
+    return linear_on_object(x, sizeof *x, GR_FORMAT_BF16, m, ldx, weight, bias, y, ldy, y_type);
 }
 
 gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
@@ -61,23 +74,5 @@ gemm_rvv_status gemm_rvv_linear_f32x(const float *x, int64_t m, int64_t ldx,
                                      const gemm_rvv_weight *weight, const float *bias, void *y,
                                      int64_t ldy, gemm_rvv_type y_type)
 {
-    if (gr_isa_status() != GEMM_RVV_OK)
-        return gr_isa_status();
-    if (!weight)
-        return GEMM_RVV_ERR_NULL;
-    if (weight->format != GR_FORMAT_Q8_0)
-        return GEMM_RVV_ERR_FORMAT;
-    gemm_rvv_status s = gr_check_call(x, sizeof *x, m, ldx, (int64_t)weight->n,
-                                      (int64_t)weight->k, y, ldy, y_type);
-    if (s == GEMM_RVV_OK)
-        s = gr_check_alias(x, sizeof *x, (size_t)m, (size_t)ldx, NULL, weight->n, weight->k, 0,
-                           bias, y, (size_t)ldy, y_type);
-    if (s != GEMM_RVV_OK || (s = gr_weight_hold(weight)) != GEMM_RVV_OK)
-        return s;
-    const struct gr_call c = {.x_f32 = x, .m = (size_t)m, .ldx = (size_t)ldx,
-                              .w = gr_weight_view_of(weight), .bias = bias, .y = y,
-                              .ldy = (size_t)ldy, .y_bf16 = y_type == GEMM_RVV_BF16};
-    s = gr_dispatch(&c, &weight->plans, ((gemm_rvv_weight *)weight)->counters);
-    gr_weight_release(weight);
-    return s;
+    return linear_on_object(x, sizeof *x, GR_FORMAT_Q8_0, m, ldx, weight, bias, y, ldy, y_type);
 }

@@ -185,8 +185,8 @@ gemm_rvv_status gemm_rvv_weight_bytes(int64_t n, int64_t k, size_t *bytes)
     return gr_weight_form_bytes(GR_FORMAT_BF16, n, k, bytes);
 }
 
-gemm_rvv_status gemm_rvv_weight_create_in(int64_t n, int64_t k, void *mem, size_t mem_bytes,
-                                          gemm_rvv_weight **out)
+gemm_rvv_status gr_weight_create_in(uint32_t format, int64_t n, int64_t k, void *mem,
+                                    size_t mem_bytes, gemm_rvv_weight **out)
 {
     gemm_rvv_status s;
     if ((s = gr_isa_status()) != GEMM_RVV_OK)
@@ -194,12 +194,20 @@ gemm_rvv_status gemm_rvv_weight_create_in(int64_t n, int64_t k, void *mem, size_
     if (!mem || !out)
         return GEMM_RVV_ERR_NULL;
     struct gemm_rvv_weight *obj;
-    if ((s = gr_weight_new(GR_FORMAT_BF16, n, k, mem, mem_bytes, &obj)) != GEMM_RVV_OK)
+    if ((s = gr_weight_new(format, n, k, mem, mem_bytes, &obj)) != GEMM_RVV_OK)
         return s;
-    if (obj->packed)
+    if (obj->packed && format == GR_FORMAT_Q8_0)
+        gr_q8_pack_zero_padding(obj->n, obj->k, obj->panel_width, obj->packed);
+    else if (obj->packed)
         gr_pack_zero_padding(obj->n, obj->k, obj->panel_width, obj->layout, obj->packed);
     gr_weight_publish(obj, out);
     return GEMM_RVV_OK;
+}
+
+gemm_rvv_status gemm_rvv_weight_create_in(int64_t n, int64_t k, void *mem, size_t mem_bytes,
+                                          gemm_rvv_weight **out)
+{
+    return gr_weight_create_in(GR_FORMAT_BF16, n, k, mem, mem_bytes, out);
 }
 
 gemm_rvv_status gr_weight_check_range(const gemm_rvv_weight *weight, uint32_t format,

@@ -47,6 +47,10 @@ gemm_rvv_status gr_weight_new(uint32_t format, int64_t n, int64_t k, void *mem, 
 
 /* The bytes of the copy gr_weight_new would make for `format` and [n, k], into *bytes. */
 gemm_rvv_status gr_weight_form_bytes(uint32_t format, int64_t n, int64_t k, size_t *bytes);
+/* gemm_rvv_weight_create_in and _create_in_q8_0: an object of `format` over the caller's
+ * memory, only its packed form's padding written. */
+gemm_rvv_status gr_weight_create_in(uint32_t format, int64_t n, int64_t k, void *mem,
+                                    size_t mem_bytes, gemm_rvv_weight **out);
 
 /* The arguments of a write or read of `format`'s elements (BF16 values, Q8_0 blocks): the
  * object (GEMM_RVV_ERR_FORMAT when of another format), the buffer, a range inside it. */

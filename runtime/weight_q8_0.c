@@ -43,18 +43,7 @@ gemm_rvv_status gemm_rvv_weight_bytes_q8_0(int64_t n, int64_t k, size_t *bytes)
 gemm_rvv_status gemm_rvv_weight_create_in_q8_0(int64_t n, int64_t k, void *mem,
                                                size_t mem_bytes, gemm_rvv_weight **out)
 {
-    gemm_rvv_status s;
-    if ((s = gr_isa_status()) != GEMM_RVV_OK)
-        return s;
-    if (!mem || !out)
-        return GEMM_RVV_ERR_NULL;
-    struct gemm_rvv_weight *obj;
-    if ((s = gr_weight_new(GR_FORMAT_Q8_0, n, k, mem, mem_bytes, &obj)) != GEMM_RVV_OK)
-        return s;
-    if (obj->packed)
-        gr_q8_pack_zero_padding(obj->n, obj->k, obj->panel_width, obj->packed);
-    gr_weight_publish(obj, out);
-    return GEMM_RVV_OK;
+    return gr_weight_create_in(GR_FORMAT_Q8_0, n, k, mem, mem_bytes, out);
 }
 
 gemm_rvv_status gemm_rvv_weight_write_q8_0(gemm_rvv_weight *weight, const void *src,
