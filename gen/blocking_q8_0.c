@@ -13,13 +13,16 @@
 /* Vector work of one block (32 k) of one strip for one row, in LMUL units at the tiles'
  * LMULs (int8 m1, int16 m2, int32 and FP32 m4; widening doubled): 16 vwmul + 16 vwmacc (2
  * each), 16 vwadd.wv (4), the sum's zeroing, the scale product, the conversion and the fma
- * (4 each); the block's weight loads (32 registers' worth) and FP16 scales (2), and their
- * widening to FP32 (q8_scales: vzext and 11 more at LMUL 4, 4 each), shared by the tile's rows.
- * What make bench-count measures, before the strips' loop overhead. */
-static double vwork_per_mac(unsigned tile_rows, uint64_t vlen)
+ * (4 each); the block's weight loads (32 registers' worth), shared by the tile's rows; the
+ * FP16 scales (2) and their widening to FP32 (q8_scales: vzext and 11 more at LMUL 4, 4 each),
+ * by the tile when it is the strip's only one, else once for the strip's `rows` rows, stored
+ * (4) and loaded by each tile (4). What make bench-count measures, before the loop overhead. */
+static double vwork_per_mac(unsigned tile_rows, unsigned rows, uint64_t vlen)
 {
-    double per_row = 16 * 2 + 16 * 2 + 16 * 4 + 4 * 4, shared = 32 + 2 + 12 * 4;
-    return (per_row + shared / tile_rows) / (32.0 * (double)(vlen / 8));
+    const double per_row = 16 * 2 + 16 * 2 + 16 * 4 + 4 * 4, widen = 2 + 12 * 4;
+    const double per_tile = rows > tile_rows ? 32 + 4 : 32 + widen;
+    const double per_strip = rows > tile_rows ? widen + 4 : 0;
+    return (per_row + per_tile / tile_rows + per_strip / rows) / (32.0 * (double)(vlen / 8));
 }
 
 /* The model's DRAM bytes of a call with column blocks of cb columns and K blocks of kc, beside
@@ -83,7 +86,7 @@ struct blocking blocking_q8_0(const struct target *t, unsigned tile_rows, unsign
     const double x = (double)bucket * (double)k * 4, y = (double)bucket * (double)n * 4;
     b.min_bytes = (double)n * (double)k / 32 * 34 + x + y;
     b.dram_bytes = weights + x + y + extra;
-    b.vwork_per_mac = vwork_per_mac(bucket > 1 ? tile_rows : 1, t->vlen);
+    b.vwork_per_mac = vwork_per_mac(bucket > 1 ? tile_rows : 1, bucket, t->vlen);
     const double macs = (double)bucket * (double)n * (double)k;
     b.seconds = b.vwork_per_mac * macs * ((double)t->vlen / (double)t->dlen) /
                     ((double)t->mhz * 1e6) +

@@ -211,7 +211,8 @@ static int q8_tiles_file(struct text *out, const struct templates *t, const stru
                          "the scalar fallback).\n */\n#include <stddef.h>\n#include <stdint.h>\n\n"
                          "#include \"gr_contract.h\"\n\n"
                          "const gr_q8_tile_fn gr_q8_0_tiles[2] = {NULL, NULL};\n"
-                         "const gr_q8_quantize_fn gr_q8_0_quantize = NULL;\n");
+                         "const gr_q8_quantize_fn gr_q8_0_quantize = NULL;\n"
+                         "const gr_q8_widen_fn gr_q8_0_widen_scales = NULL;\n");
         return 0;
     }
     text_printf(out, " * The Q8_0 micro-kernels of this build's %zu Q8_0 plans (templates/base/"
@@ -235,7 +236,7 @@ static int q8_tiles_file(struct text *out, const struct templates *t, const stru
     }
     text_printf(out, "\nconst gr_q8_tile_fn gr_q8_0_tiles[2] = {gr_q8_0_tile_r1, "
                      "gr_q8_0_tile_r2};\nconst gr_q8_quantize_fn gr_q8_0_quantize = "
-                     "q8_quantize_rows;\n");
+                     "q8_quantize_rows;\nconst gr_q8_widen_fn gr_q8_0_widen_scales = q8_widen_scales;\n");
     return 0;
 }
 

@@ -3,7 +3,9 @@
  * walked column blocks > K blocks > strips > row tiles (gen/blocking_q8_0.c says why): a
  * strip's weights of a K block are read from memory once and from L1 by every row tile, a K
  * block of X stays in cache across a column block, and the column block's partial sums
- * between K blocks stay in the thread's scratch (bucket x col_block floats). */
+ * between K blocks stay in the thread's scratch (bucket x col_block floats). A strip read by
+ * more than one row tile has its K block's scales widened to FP32 once, for all of them, into
+ * the thread's scratch after the sums (kc_blocks x pw floats). */
 #include "dispatch.h"
 #include "q8_0.h"
 #include "q8_0_pack.h"
@@ -50,6 +52,7 @@ static void q8_piece(void *ctx, size_t i)
     const size_t end = begin + p->piece_cols < n ? begin + p->piece_cols : n;
     const size_t panel_bytes = p->k_blocks * GR_Q8_PANEL_BLOCK_BYTES * pw;
     float *acc = gr_scratch_piece(&p->scratch, i);
+    float *dw = p->rows > tile_rows ? acc + p->plan->bucket * p->col_block : NULL;
     for (size_t block = begin; block < end; block += p->col_block) {
         const size_t block_end = end - block < p->col_block ? end : block + p->col_block;
         for (size_t kb = 0; kb < p->k_blocks; kb += p->kc_blocks) {
@@ -59,12 +62,15 @@ static void q8_piece(void *ctx, size_t i)
                 const unsigned char *panel =
                     (const unsigned char *)c->w.packed + col / pw * panel_bytes;
                 float *strip_acc = acc + (col - block) / pw * p->rows * pw;
+                const unsigned char *w = panel + kb * GR_Q8_PANEL_BLOCK_BYTES * pw;
+                if (dw)
+                    gr_q8_0_widen_scales(w, blocks, dw);
                 for (size_t r = 0; r < p->rows; r += tile_rows) {
                     const size_t rows = p->rows - r < tile_rows ? p->rows - r : tile_rows;
                     const struct gr_q8_tile_args a = {
                         .xq = p->x.q + r * k + kb * GR_Q8_BLOCK, .xq_stride = k,
                         .dx = p->x.d + r * p->k_blocks + kb, .dx_stride = p->k_blocks,
-                        .w = panel + kb * GR_Q8_PANEL_BLOCK_BYTES * pw, .blocks = blocks,
+                        .w = w, .blocks = blocks, .dw = dw,
                         .vl = block_end - col < pw ? block_end - col : pw,
                         .acc = strip_acc + r * pw, .acc_stride = pw, .first = kb == 0,
                         .last = kb + blocks == p->k_blocks, .y = y_at(p, r, col),
@@ -96,8 +102,9 @@ gemm_rvv_status gr_run_plan_q8_0(const struct gr_call *c, const struct gr_plan *
     p.pieces = gr_split_columns(w->n, p.pw, &p.piece_cols);
     if (p.col_block > p.piece_cols)
         p.col_block = p.piece_cols;
+    const size_t scales = plan->bucket > plan->tile_rows ? p.kc_blocks * p.pw : 0;
     if (gr_scratch_take(&p.scratch, gr_q8_x_bytes(plan->bucket, w->k), p.pieces,
-                        plan->bucket * p.col_block * sizeof(float)) != 0)
+                        (plan->bucket * p.col_block + scales) * sizeof(float)) != 0)
         return GEMM_RVV_ERR_NOMEM;
     p.x = gr_q8_x_at(gr_scratch_shared(&p.scratch), plan->bucket, w->k);
     for (p.row = 0; p.row < c->m; p.row += plan->bucket) {

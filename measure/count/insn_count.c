@@ -3,7 +3,8 @@
  *   scalar  those that are not RISC-V vector instructions,
  *   vwork   for every executed vector instruction other than vsetvl/vsetvli/vsetivli, the LMUL
  *           in effect (set by the last vsetvli/vsetivli executed anywhere), doubled for widening
- *           instructions; kept in eighths so that fractional LMUL stays exact.
+ *           instructions, and for a whole-register load or store (vl<n>r, vs<n>r) its n
+ *           registers; kept in eighths so that fractional LMUL stays exact.
  * Arguments: sym=PREFIX (repeatable; a function counts when its symbol starts with one),
  *            all=on (every instruction counts, with a symbol or not),
  *            range=FILE:LO-HI (repeatable; hexadecimal offsets into a mapped file whose path
@@ -141,6 +142,17 @@ static int is_widening(uint32_t w)
     if (mv_or_fv && f6 >= 0x30)
         return 1;
     return f3 == 1 && f6 == 0x12 && bits(w, 19, 15) >= 8 && bits(w, 19, 15) <= 15;
+}
+
+/* Registers moved by a whole-register load or store (vl<n>r, vs<n>r: unit-stride, lumop or
+ * sumop 01000, nf + 1 registers), which ignores vtype; 0 for any other instruction. */
+static uint64_t whole_registers(uint32_t w)
+{
+    uint32_t op = bits(w, 6, 0);
+    if ((op != LOAD_FP && op != STORE_FP) || !is_vector(w) || bits(w, 27, 26) != 0 ||
+        bits(w, 24, 20) != 8)
+        return 0;
+    return bits(w, 31, 29) + 1;
 }
 
 static void on_vset(unsigned int vcpu, void *lmul)
@@ -332,6 +344,10 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
             if (!vector)
                 qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
                                                            &range_scalar, 1);
+            else if (whole_registers(w))
+                qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+                                                           &range_vwork_eighths,
+                                                           8 * whole_registers(w));
             else if (!vset)
                 qemu_plugin_register_vcpu_insn_exec_cb(
                     insn, on_vector_range, QEMU_PLUGIN_CB_NO_REGS,
@@ -346,6 +362,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         if (!vector)
             qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &scalar,
                                                        1);
+        else if (whole_registers(w)) /* its registers, whatever vtype says */
+            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+                                                       &vwork_eighths, 8 * whole_registers(w));
         else if (!vset)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_vector, QEMU_PLUGIN_CB_NO_REGS,
                                                    (void *)(uintptr_t)(is_widening(w) ? 2 : 1));
