@@ -60,39 +60,42 @@ endif
 # perplexity runs' batch (every position's logits, so the lm_head's too). gguf-shapes' gate
 # plans every BF16 and Q8_0 Linear, those below the library's default gate too (the GQA k and
 # v, the Qwen2's every Linear); the Q8_0 models' Linears get Q8_0 plans.
-LLAMA_SHAPES_MODELS := llama qwen3 llama-gqa qwen2-tied llama-q8_0 llama-gqa-q8_0
+LLAMA_SHAPES_MODELS := llama qwen3 llama-gqa qwen2-tied llama-q8_0 llama-gqa-q8_0 llama-gqa-small
 $(LLAMA_TEST)/shapes.yaml: $(LLAMA_MODELS)/.made tools/gguf-shapes
 	$(GGUF_RUN) tools/gguf-shapes --model llama-test-models --batch 1,64 -o $@ $(LLAMA_SHAPES_MODELS:%=$(LLAMA_MODELS)/%.gguf)
 
 $(LLAMA_TEST)/gen/manifest.json: $(LLAMA_TEST)/shapes.yaml $(GEN_BIN) $(TEMPLATES)
 	$(GEN_BIN) -o $(@D) $< > /dev/null
 
-# check_llama CASES, CHUNKS: tests/llama/check-perplexity.sh on the test models.
+# check_llama CASES, CHUNKS[, CTX]: tests/llama/check-perplexity.sh on the test models.
 define check_llama
 	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) \
-	  PLUGIN='$(LLAMA_PLUGIN)' LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(LLAMA_CTX) CHUNKS=$(2) \
+	  PLUGIN='$(LLAMA_PLUGIN)' LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(or $(3),$(LLAMA_CTX)) CHUNKS=$(2) \
 	  $(if $(LLAMA_SERVED),SERVED='$(LLAMA_SERVED)') $(if $(LLAMA_DECLINED),DECLINED='$(LLAMA_DECLINED)') \
 	  $(if $(LLAMA_LOADED),LOADED='$(LLAMA_LOADED)') \
 	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
 	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-perplexity.sh $(LLAMA_MODELS) $(1)
 endef
 
-# check_llama_run CASE: tests/llama/check-llama-run.sh (long prompts, generation, clone()
-# calls, graph splits, peak memory) on one model, after check_llama on it (it reads that run's
-# log for the splits of a batch of 64). Needs the plugin.
+# check_llama_run CASE[, MEM_MODES]: tests/llama/check-llama-run.sh (long prompts, generation,
+# clone() calls, graph splits, peak memory) on one model, after check_llama on it (it reads that
+# run's log for the splits of a batch of 32 or more). Needs the plugin.
 define check_llama_run
-	@QEMU=$(SID_QEMU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' \
+	@QEMU=$(SID_QEMU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' $(if $(2),MEM_MODES='$(2)') \
 	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
 	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-llama-run.sh $(LLAMA_MODELS) $(1)
 endef
 
 LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 
-# The quick tier: the GQA Llama in BF16 and in Q8_0 (the tied Qwen2 and the others:
-# test-llama-full).
+# The quick tier: the small GQA Llama in BF16 and the GQA Llama in Q8_0 on a batch of 32, then
+# the Q8_0 one's long prompts with mmap only (QEMU emulates the BF16 kernels' vector FP slowly:
+# the GQA Llama in BF16 alone was most of the check). The GQA Llama in BF16, the tied Qwen2,
+# the other models, a batch of 64 and -lm none: test-llama-full.
+LLAMA_QUICK_CTX ?= 32
 test-llama: $(LLAMA_TEST_DEPS)
-	$(call check_llama,llama-gqa llama-gqa-q8_0,1)
-	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa))
+	$(call check_llama,llama-gqa-small llama-gqa-q8_0,1,$(LLAMA_QUICK_CTX))
+	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa-q8_0,mmap))
 
 test-llama-full: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama qwen3 llama-gqa qwen2-tied llama-noplan llama-f16 llama-q8_0 llama-gqa-q8_0,2)

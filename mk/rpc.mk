@@ -4,23 +4,33 @@
 #
 #   make test-rpc    two servers, a client killed while loading, one killed during a graph,
 #                    then one whose perplexity must equal a local run without the plugin, every
-#                    BF16 Linear served (tests/llama/check-rpc.sh)
+#                    BF16 Linear served; a server with both devices (tests/llama/check-rpc.sh)
+#   make test-rpc-full   the same and a second client, whose logits must be the first's
 #   make bench-rpc   a server's instructions, socket bytes and peak memory per token,
 #                    -d CPU against -d GEMM_RVV (measure/llama/rpc-count.sh)
 
-.PHONY: test-rpc bench-rpc
+.PHONY: test-rpc test-rpc-full bench-rpc
 
-# The GQA Llama: hidden 1152, 3 key/value heads (k and v N = 384), 1 layer.
-RPC_CASE ?= llama-gqa
+# The model: the small GQA Llama (hidden 256, k and v N = 128, 1 layer) in the quick tier, the
+# GQA Llama (hidden 1152, k and v N = 384, 1 layer) in test-rpc-full; RPC_CASE=NAME for another.
+test-rpc: RPC_CASE ?= llama-gqa-small
+test-rpc-full: RPC_CASE ?= llama-gqa
+# The clients killed while loading and during a graph: the GQA Llama, which takes seconds to
+# load and to compute (the small one is done before the kill).
+RPC_KILL_CASE ?= llama-gqa
 # llama-perplexity's -c and -b: 32 rows a product (the plans of M <= 64 serve), half the
 # emulated vector work of test-llama's 64.
 RPC_CTX  ?= 32
 # 1: also a server with both devices, -d CPU,GEMM_RVV, and a client over its two.
 RPC_MIXED ?= 1
 
-test-rpc: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
+# make test-rpc-full also runs a second full client on the same servers (the same bits as the
+# first's); the quick tier leaves it out.
+test-rpc: RPC_SECOND ?= 0
+test-rpc-full: RPC_SECOND ?= 1
+test-rpc test-rpc-full: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' \
-	  LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(RPC_CTX) MIXED=$(RPC_MIXED) \
+	  LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(RPC_CTX) MIXED=$(RPC_MIXED) SECOND=$(RPC_SECOND) KILL_CASE=$(RPC_KILL_CASE) \
 	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
 	  LOG_DIR=$(LLAMA_TEST)/logs-rpc tests/llama/check-rpc.sh $(LLAMA_MODELS) $(RPC_CASE)
 

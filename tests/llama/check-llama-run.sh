@@ -4,7 +4,8 @@
 # and with the ggml plugin, as a user runs it beyond one batch:
 #   - long prompts: llama-perplexity -c 64 -b 16 (four micro-batches a chunk; before the plugin
 #     skipped empty nodes the earlier ones failed with "M, N or K is zero or negative") gives
-#     the same perplexity with the plugin (relative difference at most MAX_REL_DIFF), and
+#     the same perplexity with the plugin (relative difference at most MAX_REL_DIFF,
+#     MAX_REL_DIFF_Q8 for a model with Q8_0 weights, as check-perplexity.sh's), and
 #     llama-completion of a prompt longer than its micro-batch (-b 64 -ub 16, 43 tokens), greedy
 #     (--temp 0), GEN_TOKENS tokens, prints the same text;
 #   - threads: that generation's clone() calls (QEMU's -strace), on THREADS threads: with the
@@ -27,7 +28,8 @@
 # Printed: every figure, for docs/measurements.md.
 #
 # Usage: tests/llama/check-llama-run.sh MODELS CASE
-# Environment: QEMU, QEMU_CPU, GGML_ROOT, PLUGIN, GGUF_SHAPES (as check-perplexity.sh), LOG_DIR, THREADS (2), GEN_TOKENS (20).
+# Environment: QEMU, QEMU_CPU, GGML_ROOT, PLUGIN, GGUF_SHAPES (as check-perplexity.sh), LOG_DIR, THREADS (2), GEN_TOKENS (20),
+# MEM_MODES (the loadings the long prompts run with: "mmap none", or one of them).
 # QEMU_CPU defaults to rv64,v=false: ggml's rv64gc variant and the library's scalar fallback
 # (the same bits as the kernels), eight times faster under sid's QEMU than its vector
 # emulation; what is checked here does not depend on the kernels (check-perplexity.sh runs them).
@@ -35,8 +37,9 @@ set -u
 models=$1 case=$2
 : "${QEMU:?}" "${GGML_ROOT:?}" "${PLUGIN:?}" "${GGUF_SHAPES:?}"
 QEMU_CPU=${QEMU_CPU:-rv64,v=false}
-THREADS=${THREADS:-2} GEN_TOKENS=${GEN_TOKENS:-20}
+THREADS=${THREADS:-2} GEN_TOKENS=${GEN_TOKENS:-20} MEM_MODES=${MEM_MODES:-mmap none}
 MAX_REL_DIFF=${MAX_REL_DIFF:-1e-3}
+MAX_REL_DIFF_Q8=${MAX_REL_DIFF_Q8:-2e-3}
 MAX_EXTRA_CLONES=${MAX_EXTRA_CLONES:-4}
 MAX_MEM_RATIO=${MAX_MEM_RATIO:-1.05} MEM_SCRATCH_KB=${MEM_SCRATCH_KB:-4096}
 LOG_DIR=${LOG_DIR:-build/llama/logs}
@@ -70,12 +73,15 @@ splits() {
 # The model's layers: the blocks of its Linears' weights.
 layers=$($GGUF_SHAPES --weights "$model" | sed -n 's/^blk\.\([0-9]*\)\..*/\1/p' | sort -u | wc -l)
 
-# The largest BF16 weight, KiB.
-largest_kb=$($GGUF_SHAPES --weights "$model" | awk -F'\t' '$2 == "BF16" && $3 * $4 * 2 > m { m = $3 * $4 * 2 } END { printf "%d", m / 1024 }')
+$GGUF_SHAPES --weights "$model" | cut -f2 | grep -qx Q8_0 && MAX_REL_DIFF=$MAX_REL_DIFF_Q8
+
+# The largest weight the plugin packs (BF16: 2 bytes a weight, Q8_0: 34 per 32), KiB.
+largest_kb=$($GGUF_SHAPES --weights "$model" | awk -F'\t' '{ b = $2 == "BF16" ? 2 : $2 == "Q8_0" ? 34 / 32 : 0 }
+  $3 * $4 * b > m { m = $3 * $4 * b } END { printf "%d", m / 1024 }')
 
 # ---- long prompts, and memory: perplexity over several micro-batches, mmap and -lm none ----
 qemu_args=()
-for mode in mmap none; do
+for mode in $MEM_MODES; do
   extra=(); [ "$mode" = none ] && extra=(-lm none)
   for with in cpu plugin; do
     run "ppl16-$mode" "$with" llama-perplexity -f "$models/text.txt" -c 64 -b 16 --chunks 1 -v "${extra[@]}"
@@ -127,7 +133,7 @@ read -r ppc tgc < <(splits gen cpu)
 read -r ppp tgp < <(splits gen plugin)
 read -r pp64c _ < <(splits ppl16-mmap cpu)
 echo "$case: graph splits (batch of 16 / one token): ${ppc:-?} / ${tgc:-?} without the plugin, ${ppp:-?} / ${tgp:-?} with it ($layers layers)"
-# A batch of 32 rows or more (check-perplexity.sh's -b 64): 2 a layer more than without.
+# A batch of 32 rows or more (check-perplexity.sh's -b CTX: 32 or 64): 2 a layer more than without.
 if [ -f "$LOG_DIR/$case.plugin.log" ]; then
   case64=$(sed -n 's/.*sched_reserve: graph (pp bs=\([0-9]*\), tg bs=1): .*splits = \([0-9]*\) \/.*/\1 \2/p' "$LOG_DIR/$case.plugin.log" | tail -1)
   echo "$case: graph splits of a batch of ${case64% *} with the plugin: ${case64#* } (without: ${pp64c:-?})"

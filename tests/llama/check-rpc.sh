@@ -9,7 +9,7 @@
 #   4. a client that runs to the end: its perplexity equals the reference (relative difference
 #      at most MAX_REL_DIFF), and the servers' logs together name, for each BF16 Linear whose
 #      (N, K) the plugin's library has plans for (LIB_MANIFEST), the plan that served it;
-#   5. a second client that runs to the end on the same servers: the same perplexity as the
+#   5. with SECOND=1: a second client that runs to the end on the same servers: the same perplexity as the
 #      first, to the last digit, and the same logits (llama-perplexity's --kl-divergence-base
 #      file of each, compared byte for byte);
 #   6. the servers are still running, and each one's resident memory once the last client
@@ -31,24 +31,28 @@
 #   PORT              the first server's port (the second's is PORT + 1); default: one from
 #                     this process's id in 20000-39999 not listened on
 #   RUN_TIMEOUT       seconds any one client may run (default 600)
+#   KILL_CASE         the model of the clients killed (2, 3): MODELS/KILL_CASE.gguf, one
+#                     that takes seconds to load and to compute (default CASE)
 #   MIXED             1: also case 7 (default 0)
+#   SECOND            1: also case 5 (default 1)
 #   LOG_DIR           where the logs go
 set -u
 [ $# -eq 2 ] || { echo "usage: $0 MODELS CASE" >&2; exit 2; }
 models=$1 case=$2
 : "${QEMU:?}" "${GGML_ROOT:?}" "${PLUGIN:?}" "${LIB_MANIFEST:?}" "${GGUF_SHAPES:?}"
 QEMU_CPU=${QEMU_CPU:-rv64,v=true,vlen=256}
-CTX=${CTX:-64} THREADS=${THREADS:-1} RUN_TIMEOUT=${RUN_TIMEOUT:-600} MIXED=${MIXED:-0}
+CTX=${CTX:-64} THREADS=${THREADS:-1} RUN_TIMEOUT=${RUN_TIMEOUT:-600} MIXED=${MIXED:-0} SECOND=${SECOND:-1}
 MAX_REL_DIFF=${MAX_REL_DIFF:-1e-3} RSS_SLACK_MIB=${RSS_SLACK_MIB:-16}
 LOG_DIR=${LOG_DIR:-build/llama/logs-rpc}
 SERVER=$GGML_ROOT/usr/libexec/riscv64-linux-gnu/llama/bin/ggml-rpc-server
 model=$models/$case.gguf
+kill_model=$models/${KILL_CASE:-$case}.gguf
 mkdir -p "$LOG_DIR"
 rm -f "$LOG_DIR"/*.log
 failed=0 passed=0
 fail() { echo "FAILED: $*"; failed=$((failed + 1)); }
 ok() { passed=$((passed + 1)); }
-for f in "$PLUGIN" "$LIB_MANIFEST" "$model" "$SERVER"; do
+for f in "$PLUGIN" "$LIB_MANIFEST" "$model" "$kill_model" "$SERVER"; do
   [ -f "$f" ] || { echo "error: no $f" >&2; exit 2; }
 done
 
@@ -88,11 +92,13 @@ fi
 ports=("$PORT" $((PORT + 1)))
 rpc=127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}
 
-# client LOG [ARGS...]: llama-perplexity on the model in the background; sets $client.
+# client LOG [ARGS...]: llama-perplexity on the model (client_model's) in the background; sets
+# $client.
+client_model=$model
 client() {
   local log=$1; shift
   start "$RUN_TIMEOUT" "$log" "$QEMU" -cpu "$QEMU_CPU" -L "$GGML_ROOT" \
-    "$GGML_ROOT/usr/bin/llama-perplexity" -m "$model" -f "$models/text.txt" -c "$CTX" -b "$CTX" \
+    "$GGML_ROOT/usr/bin/llama-perplexity" -m "$client_model" -f "$models/text.txt" -c "$CTX" -b "$CTX" \
     --chunks 1 -t "$THREADS" -v "$@"
   client=$pid
 }
@@ -173,6 +179,7 @@ echo "$case: two servers -d GEMM_RVV on $rpc (resident: ${rss0[0]} and ${rss0[1]
 # first sizes the model with load_mode = none, then loads it: "model buffer size" lines with
 # the servers' shares, then the weights cross). Tried up to three times until the kill lands
 # before the client's context is made.
+client_model=$kill_model
 landed=0
 for try in 1 2 3; do
   client "$LOG_DIR/killed-loading.log" --rpc "$rpc" -ngl 99 -ts 1,1
@@ -218,6 +225,7 @@ servers_up "after a client killed during a graph"
 settled
 rss2=("$(rss_kib "${server[0]}")" "$(rss_kib "${server[1]}")")
 
+client_model=$model
 # 4. The next client runs to the end: the same perplexity, every planned BF16 Linear served.
 # Its logits (the log-probabilities llama-perplexity saves for --kl-divergence) go to a file.
 rm -f "$LOG_DIR"/rpc*.logits
@@ -254,30 +262,32 @@ else
   fail "the servers served $served of $expected BF16 Linears with plans (logs: $LOG_DIR/server0.log, server1.log)"
 fi
 
-# 5. A second client on the same servers, after the first: the same perplexity line, the
-# same value of each chunk, and the same logits, bit for bit.
-settled
-client "$LOG_DIR/rpc2.log" --rpc "$rpc" -ngl 99 -ts 1,1 --kl-divergence-base "$LOG_DIR/rpc2.logits"
-start=$SECONDS
-wait "$client"
-final() { grep 'Final estimate: PPL = ' "$1" | sed 's/^[0-9.]* . //'; }
-chunks() { grep -oE '\[[0-9]+\][0-9]+\.[0-9]+' "$1" | tr '\n' ' '; }
-second=$(final "$LOG_DIR/rpc2.log") first=$(final "$LOG_DIR/rpc.log")
-if [ -z "$second" ] || [ -z "$first" ]; then
-  fail "no perplexity from the first or the second client ($LOG_DIR/rpc.log, rpc2.log)"
-elif [ "$second" != "$first" ] || [ "$(chunks "$LOG_DIR/rpc2.log")" != "$(chunks "$LOG_DIR/rpc.log")" ]; then
-  fail "the second client's perplexity differs from the first's: '$second' against '$first' ($LOG_DIR/rpc2.log, rpc.log)"
-elif [ -z "$(chunks "$LOG_DIR/rpc.log")" ]; then
-  fail "no chunk's perplexity in $LOG_DIR/rpc.log"
-else
-  ok; echo "$case: a second client on the same servers: the same perplexity, $second, chunks $(chunks "$LOG_DIR/rpc2.log")($((SECONDS - start)) s)"
-fi
-if [ ! -s "$LOG_DIR/rpc.logits" ] || [ ! -s "$LOG_DIR/rpc2.logits" ]; then
-  fail "no saved logits from the first or the second client ($LOG_DIR/rpc.logits, rpc2.logits)"
-elif cmp -s "$LOG_DIR/rpc.logits" "$LOG_DIR/rpc2.logits"; then
-  ok; echo "$case: the two clients' logits are the same, $(stat -c %s "$LOG_DIR/rpc.logits") bytes (llama-perplexity --kl-divergence-base)"
-else
-  fail "the two clients' logits differ: $(cmp "$LOG_DIR/rpc.logits" "$LOG_DIR/rpc2.logits" 2>&1 | head -1)"
+# 5. With SECOND=1: a second client on the same servers, after the first: the same perplexity
+# line, the same value of each chunk, and the same logits, bit for bit.
+if [ "$SECOND" = 1 ]; then
+  settled
+  client "$LOG_DIR/rpc2.log" --rpc "$rpc" -ngl 99 -ts 1,1 --kl-divergence-base "$LOG_DIR/rpc2.logits"
+  start=$SECONDS
+  wait "$client"
+  final() { grep 'Final estimate: PPL = ' "$1" | sed 's/^[0-9.]* . //'; }
+  chunks() { grep -oE '\[[0-9]+\][0-9]+\.[0-9]+' "$1" | tr '\n' ' '; }
+  second=$(final "$LOG_DIR/rpc2.log") first=$(final "$LOG_DIR/rpc.log")
+  if [ -z "$second" ] || [ -z "$first" ]; then
+    fail "no perplexity from the first or the second client ($LOG_DIR/rpc.log, rpc2.log)"
+  elif [ "$second" != "$first" ] || [ "$(chunks "$LOG_DIR/rpc2.log")" != "$(chunks "$LOG_DIR/rpc.log")" ]; then
+    fail "the second client's perplexity differs from the first's: '$second' against '$first' ($LOG_DIR/rpc2.log, rpc.log)"
+  elif [ -z "$(chunks "$LOG_DIR/rpc.log")" ]; then
+    fail "no chunk's perplexity in $LOG_DIR/rpc.log"
+  else
+    ok; echo "$case: a second client on the same servers: the same perplexity, $second, chunks $(chunks "$LOG_DIR/rpc2.log")($((SECONDS - start)) s)"
+  fi
+  if [ ! -s "$LOG_DIR/rpc.logits" ] || [ ! -s "$LOG_DIR/rpc2.logits" ]; then
+    fail "no saved logits from the first or the second client ($LOG_DIR/rpc.logits, rpc2.logits)"
+  elif cmp -s "$LOG_DIR/rpc.logits" "$LOG_DIR/rpc2.logits"; then
+    ok; echo "$case: the two clients' logits are the same, $(stat -c %s "$LOG_DIR/rpc.logits") bytes (llama-perplexity --kl-divergence-base)"
+  else
+    fail "the two clients' logits differ: $(cmp "$LOG_DIR/rpc.logits" "$LOG_DIR/rpc2.logits" 2>&1 | head -1)"
+  fi
 fi
 
 # 6. Still serving, and the clients' memory given back.
@@ -286,8 +296,8 @@ if servers_up "after the last client"; then
   for i in 0 1; do
     rss=$(rss_kib "${server[$i]}")
     cpu=$(awk -v t="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) / t }' "/proc/${server[$i]}/stat")
-    echo "$case: server on port ${ports[$i]}: $cpu s of CPU for the four clients"
-    echo "$case: server on port ${ports[$i]}: resident ${rss0[$i]} KiB before the clients, ${rss1[$i]} after the one killed loading, ${rss2[$i]} after the one killed in a graph, $rss after the last two"
+    echo "$case: server on port ${ports[$i]}: $cpu s of CPU for the $((SECOND + 3)) clients"
+    echo "$case: server on port ${ports[$i]}: resident ${rss0[$i]} KiB before the clients, ${rss1[$i]} after the one killed loading, ${rss2[$i]} after the one killed in a graph, $rss after the last $((SECOND + 1))"
     if [ -n "$rss" ] && [ "$rss" -le $((rss2[i] + RSS_SLACK_MIB * 1024)) ]; then ok; else
       fail "the server on port ${ports[$i]} kept $((rss - rss2[i])) KiB more resident after the last client, over $RSS_SLACK_MIB MiB"
     fi

@@ -20,6 +20,10 @@ python3-gguf's GGUFWriter, seeded, so every run writes the same bytes:
                          Linear whose shape the Llama's shapes file does not hold.
   OUT/llama-f16.gguf     the Llama with F16 weights;  OUT/llama-q8_0.gguf  with Q8_0 weights.
   OUT/llama-gqa-q8_0.gguf  the GQA Llama (1 layer) with Q8_0 weights, for make test.
+  OUT/llama-gqa-small.gguf  a small grouped-query Llama: hidden 256, intermediate 512, 1 layer,
+                         4 query heads and 2 key/value heads of 64 (k and v 128 x 256),
+                         vocabulary 512: make test-rpc's model (a server's work is not what
+                         it tests, and QEMU emulates the kernels' vector FP slowly).
   OUT/qwen3-tied.gguf    a small Qwen3 (hidden 256) with no output.weight (lm_head tied to
                          token_embd); for the shapes tool only, as are the next two:
   OUT/small-mixed.gguf   the small Qwen3 untied, with output.weight in Q8_0;
@@ -50,6 +54,8 @@ QWEN3 = {"arch": "qwen3", "name": "tiny-qwen3-random", "hidden": 1024, "intermed
 
 LLAMA_GQA = dict(LLAMA, name="tiny-llama-gqa-random", hidden=1152, intermediate=3072, layers=1,
                  heads=9, kv_heads=3, seed=7)
+LLAMA_GQA_SMALL = dict(LLAMA_GQA, name="tiny-llama-gqa-small-random", hidden=256,
+                       intermediate=512, heads=4, kv_heads=2, head_dim=64, vocab=512, seed=11)
 QWEN2_TIED = {"arch": "qwen2", "name": "tiny-qwen2-tied-random", "hidden": 896,
               "intermediate": 4864, "layers": 1, "heads": 14, "kv_heads": 2, "head_dim": 64,
               "vocab": 1024, "tied": True, "rope_theta": 1000000.0, "eps": 1e-6, "seed": 9}
@@ -185,6 +191,7 @@ def main():
                 QType.Q8_0)
     write_model(os.path.join(out, "llama-gqa-q8_0.gguf"),
                 dict(LLAMA_GQA, name="tiny-llama-gqa-q8_0-random"), QType.Q8_0)
+    write_model(os.path.join(out, "llama-gqa-small.gguf"), LLAMA_GQA_SMALL)
     small = dict(QWEN3, name="tiny-qwen3-small", hidden=256, intermediate=512, layers=1,
                  heads=4, kv_heads=2, head_dim=64, vocab=512)
     write_model(os.path.join(out, "qwen3-tied.gguf"), dict(small, tied=True))
