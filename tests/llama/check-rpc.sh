@@ -4,7 +4,7 @@
 # (`--rpc P1,P2 -ngl 99`), on the test model MODELS/CASE.gguf. Checks, in this order:
 #   1. a local run without the plugin (no --rpc): the reference perplexity;
 #   2. a client killed while it loads the model (at its first load_tensors line), and
-#   3. a client killed during its first graph (a few seconds into the perplexity pass):
+#   3. a client killed during its first graph (a second into the perplexity pass):
 #      after each both servers are still running and take the next client;
 #   4. a client that runs to the end: its perplexity equals the reference (relative difference
 #      at most MAX_REL_DIFF), and the servers' logs together name, for each BF16 Linear whose
@@ -204,10 +204,10 @@ settled
 servers_up "after a client killed while loading"
 rss1=("$(rss_kib "${server[0]}")" "$(rss_kib "${server[1]}")")
 
-# 3. A client killed during a graph: a few seconds into its perplexity pass.
+# 3. A client killed during a graph: a second into its perplexity pass.
 client "$LOG_DIR/killed-graph.log" --rpc "$rpc" -ngl 99 -ts 1,1
 if wait_for "$LOG_DIR/killed-graph.log" 'perplexity: calculating perplexity' 300 "$client"; then
-  sleep 5
+  sleep 1
   if kill -0 "$client" 2>/dev/null && [ -z "$(ppl "$LOG_DIR/killed-graph.log")" ]; then
     kill -9 "$client"; wait "$client" 2>/dev/null
     echo "$case: a client killed during its first graph"
