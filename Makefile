@@ -249,8 +249,9 @@ test-target-full: $(TARGET_PROGRAMS)
 QUICK_CHECKS := test-ggml test-target test-llama test-rpc test-host-runtime test-placement \
                 test-gguf-shapes test-clang test-setup-deps test-host test-models \
                 test-sysheaders test-engine-host test-spills test-no-vector test-project
-FULL_CHECKS  := test-target-full test-ggml-full test-llama-full test-rpc-full check-engine \
-                $(filter-out test-target test-ggml test-llama test-rpc,$(QUICK_CHECKS))
+FULL_CHECKS  := test-target-full test-ggml-full test-llama-full test-rpc-full \
+                test-placement-full check-engine \
+                $(filter-out test-target test-ggml test-llama test-rpc test-placement,$(QUICK_CHECKS))
 # What the checks fetch, fetched first and once (two checks must not fetch into one folder).
 QUICK_DEPS   := ggml-deps $(if $(TOOLCHAIN),sid-qemu)
 FULL_DEPS    := $(QUICK_DEPS) engine-deps

@@ -34,7 +34,7 @@ DRAM_TWIN      := $(MEASURE)/dram_variant_twin
 DRAM_REAL      := $(MEASURE)/dram_variant_real
 
 .PHONY: bench bench-deps bench-report bench-selftest bench-count bench-static bench-dram \
-        bench-replay bench-build-times test-placement bench-project bench-project-measure test-project
+        bench-replay bench-build-times test-placement test-placement-full bench-project bench-project-measure test-project
 
 bench-deps:
 	@tools/setup-deps.sh bench $(TOOLCHAIN_DIR)
@@ -181,7 +181,10 @@ bench-replay: $(DRIVER_REPLAY)
 
 # The traffic does not depend on where the caller's buffers sit: traces of the shipped driver
 # on small calls, misaligned buffers against aligned ones (host, seconds; a check, not a measurement).
+# make test checks three placements, make test-full (test-placement-full) all five.
 test-placement: $(DRIVER_REPLAY)
+	@PLACEMENTS=quick measure/replay/placement-check.sh $(DRIVER_REPLAY)
+test-placement-full: $(DRIVER_REPLAY)
 	@measure/replay/placement-check.sh $(DRIVER_REPLAY)
 
 BUILD_TIMES_SHAPES ?= shapes.yaml models/llama.yaml

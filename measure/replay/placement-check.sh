@@ -5,10 +5,14 @@
 # offset than W and Y, moves at most BOUND times the bytes of the same call on 64-byte aligned
 # buffers. Small shapes, the blockings the
 # generator gives their full-size cousins; seconds on the host. Run by make test-placement:
-#   measure/replay/placement-check.sh DRIVER_REPLAY [BOUND]
+#   [PLACEMENTS=quick] measure/replay/placement-check.sh DRIVER_REPLAY [BOUND]
 set -euo pipefail
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 DRIVER_REPLAY [BOUND]" >&2; exit 2; }
 replay=$1 bound=${2:-1.02}
+# The placements against aligned buffers; PLACEMENTS=quick: three of them (malloc's, one past a
+# page, X at another offset than W and Y), as make test runs it.
+placements=(malloc page+2 page+34 "malloc x_at=aligned" "page+34 x_at=page+2")
+[ "${PLACEMENTS:-all}" = quick ] && placements=(malloc page+34 "page+34 x_at=page+2")
 cases=(
   "1 4096 4096 strips 2048 4096 plain 512"
   "1 4096 4096 strips 512 4096 packed 128"
@@ -35,7 +39,7 @@ for c in "${cases[@]}"; do
   # shellcheck disable=SC2086
   aligned=$(bytes $c aligned)
   figure "$aligned" "$c, aligned"
-  for placement in malloc page+2 page+34 "malloc x_at=aligned" "page+34 x_at=page+2"; do
+  for placement in "${placements[@]}"; do
     # shellcheck disable=SC2086
     moved=$(bytes $c $placement)
     figure "$moved" "$c, $placement"
