@@ -10,7 +10,8 @@
  *
  * Usage: plugin_api [GROUP...]   (no argument: every group; `plugin_api --list` names them)
  * Environment: GGML_BACKEND_PATH (the plugin); GEMM_RVV_TEST_TIER=full (every product at
- * every M: the quick tier leaves M = 33 out on the four largest shapes); PLUGIN_API_VERBOSE=1
+ * every M: the quick tier leaves M = 33 out on the four largest shapes, M = 7 on the two
+ * largest); PLUGIN_API_VERBOSE=1
  * (ggml's and the plugin's informational log lines too, and timings: by default only
  * warnings and errors reach stderr). */
 #define _POSIX_C_SOURCE 200809L
@@ -421,8 +422,8 @@ static const int64_t product_shapes[][2] = {
 };
 static const int64_t product_ms[] = {1, 7, 33};
 /* In the quick tier the shapes of more than 500,000 weights run M = 1 and 7 only (M = 33 on
- * the two with N or K = 4864 takes 40 s under QEMU); M = 33's plans are driven by the three
- * others. */
+ * the two with N or K = 4864 takes 40 s under QEMU), and those two M = 1 only; M = 7's and
+ * M = 33's plans are driven by the others. */
 static bool full_tier;
 
 static void group_products(void)
@@ -433,9 +434,9 @@ static void group_products(void)
         struct weight w;
         uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
         if (weight_random(&w, n, k, "w", bits)) {
-            bool big = n * k > 500000;
+            bool big = n * k > 500000, huge = n * k > 4000000;
             for (size_t j = 0; j < sizeof product_ms / sizeof *product_ms; j++) {
-                if (big && product_ms[j] > 8 && !full_tier)
+                if (!full_tier && ((big && product_ms[j] > 8) || (huge && product_ms[j] > 1)))
                     continue;
                 struct timespec t0, t1;
                 clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -450,7 +451,7 @@ static void group_products(void)
         free(bits);
         weight_free(&w);
         case_end("products N=%lld K=%lld M=%s", (long long)n, (long long)k,
-                 n * k > 500000 && !full_tier ? "1,7" : "1,7,33");
+                 full_tier ? "1,7,33" : n * k > 4000000 ? "1" : n * k > 500000 ? "1,7" : "1,7,33");
     }
 }
 
