@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manifest.h"
 #include "out_dir.h"
 #include "plan_fields.h"
 #include "template.h"
@@ -54,21 +55,6 @@ static int write_whole(struct out_dir *dir, const char *name, const struct text 
         return -1;
     }
     return out_dir_write(dir, name, t->data, t->len);
-}
-
-static void json_string(struct text *t, const char *s)
-{
-    text_append(t, "\"", 1);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            text_printf(t, "\\%c", c);
-        else if (c < 0x20)
-            text_printf(t, "\\u%04x", c);
-        else
-            text_append(t, s, 1);
-    }
-    text_append(t, "\"", 1);
 }
 
 /* `text` as it may stand inside a C comment: printable ASCII but for '*' and '\\' as it is,
@@ -271,23 +257,6 @@ static void blocking_comment(struct text *out, const char *what, uint64_t l2_kib
                     (unsigned long long)(b->x_copy.rounds * b->col_block));
 }
 
-/* Whether two blockings emit the same fields (the model's figures aside). */
-static int same_blocking(const struct blocking *a, const struct blocking *b)
-{
-    uint64_t va[BLOCKING_FIELD_COUNT], vb[BLOCKING_FIELD_COUNT];
-    blocking_values(a, va);
-    blocking_values(b, vb);
-    return a->order == b->order && memcmp(va, vb, sizeof va) == 0;
-}
-
-static int same_blockings(const struct blocking a[SHARES], const struct blocking b[SHARES])
-{
-    for (int i = 0; i < SHARES; i++)
-        if (!same_blocking(&a[i], &b[i]))
-            return 0;
-    return 1;
-}
-
 /* One struct gr_blocking[2] field of a plan, by L2 share. */
 static void blocking_field(struct text *out, const char *field,
                            const struct blocking blockings[SHARES])
@@ -366,7 +335,7 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                     (unsigned long long)(t->vlen / 32 * r->tile.lmul), tile_vregs(r->tile));
     blocking_comment(out, "alone", t->l2_kib, &r->blocking[SHARE_ALONE]);
     blocking_comment(out, "the cores of a cluster at once", t->l2_kib, &r->blocking[SHARE_CLUSTER]);
-    if (same_blockings(r->plain, r->blocking)) {
+    if (blockings_same(r->plain, r->blocking)) {
         text_printf(out, " *   plain [N, K] weights: the same blockings.\n");
     } else {
         /* Their rows flood the few L2 sets they fall in (gen/blocking.c). */
@@ -391,7 +360,7 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
     text_printf(out, "};\n");
 }
 
-/* ---- registry and manifest ---------------------------------------------------------------- */
+/* ---- the registry ------------------------------------------------------------------------- */
 
 static void registry_file(struct text *out, const struct plan *p, const struct emit_options *o)
 {
@@ -413,85 +382,6 @@ static void registry_file(struct text *out, const struct plan *p, const struct e
         text_printf(out, "    &gr_plan_%s,\n", p->rows[i].name);
     text_printf(out, "};\n\nconst size_t gr_registry_count = sizeof gr_registry / "
                      "sizeof gr_registry[0];\n");
-}
-
-static void json_blocking(struct text *out, const struct blocking *b)
-{
-    text_printf(out, "{\"order\": \"%s\"", b->order == ORDER_STRIPS ? "strips" : "tiles");
-#define JSON_FIELD(name, value, brk, doc) \
-    text_printf(out, ", \"" #name "\": %llu", (unsigned long long)(value));
-    BLOCKING_FIELDS(JSON_FIELD)
-#undef JSON_FIELD
-    text_printf(out, ", \"dram_per_min\": %.3f, \"vwork_per_mac\": %.4f}",
-                b->dram_bytes / b->min_bytes, b->vwork_per_mac);
-}
-
-static void manifest_file(struct text *out, const struct shapes *s, const struct plan *p,
-                          const struct emit_options *o)
-{
-    const struct gate *g = o->gate;
-    const struct target *t = &p->target;
-    text_printf(out, "{\n  \"generator\": \"gemm-rvv-gen %s\",\n  \"source\": ",
-                GEMM_RVV_VERSION_STRING);
-    json_string(out, o->shapes_path);
-    text_printf(out, ",\n  \"model\": ");
-    if (s->model)
-        json_string(out, s->model);
-    else
-        text_printf(out, "null");
-    text_printf(out, ",\n  \"gate\": {\"min_n\": %llu, \"min_k\": %llu, \"max_m\": %llu, "
-                     "\"min_mnk\": %llu},\n  \"buckets\": [1",
-                (unsigned long long)g->min_n, (unsigned long long)g->min_k,
-                (unsigned long long)g->max_m, (unsigned long long)g->min_mnk);
-    for (size_t i = 0; i < o->buckets->count; i++)
-        text_printf(out, ", %u", o->buckets->m[i]);
-    text_printf(out, "],\n  \"target\": {");
-    for (int i = 0; i < TARGET_FIELDS; i++) {
-        struct target copy = *t;
-        text_printf(out, "%s\"%s\": %llu", i ? ", " : "", target_field_names[i],
-                    (unsigned long long)*target_field(&copy, target_field_names[i]));
-    }
-    text_printf(out, "},\n  \"entries\": [");
-    for (size_t i = 0; i < p->count; i++) {
-        const struct plan_entry *e = &p->entries[i];
-        const struct layer *l = &s->layers[e->layer];
-        text_printf(out, "%s\n    {\"name\": ", i ? "," : "");
-        json_string(out, l->name);
-        text_printf(out, ", \"M\": %llu, \"N\": %llu, \"K\": %llu, \"weights\": \"%s\", ",
-                    (unsigned long long)e->m, (unsigned long long)l->n,
-                    (unsigned long long)l->k, weight_format_words[l->format]);
-        if (e->row != NO_PLAN)
-            text_printf(out, "\"verdict\": \"kernel\", \"bucket\": %u, \"plan\": \"%s\", "
-                             "\"row_blocks\": %u, \"reason\": ",
-                        e->decision.bucket, p->rows[e->row].name, e->decision.row_blocks);
-        else
-            text_printf(out, "\"verdict\": \"fallback\", \"bucket\": null, \"plan\": null, "
-                             "\"row_blocks\": null, \"reason\": ");
-        if (e->decision.reason[0])
-            json_string(out, e->decision.reason);
-        else
-            text_printf(out, "null");
-        text_printf(out, "}");
-    }
-    text_printf(out, "\n  ],\n  \"plans\": [");
-    for (size_t i = 0; i < p->row_count; i++) {
-        const struct plan_row *r = &p->rows[i];
-        text_printf(out, "%s\n    {\"name\": \"%s\", \"N\": %llu, \"K\": %llu, \"format\": "
-                         "\"%s\", \"bucket\": %u, \"rows\": %u, \"lmul\": %u, \"file\": "
-                         "\"%s.c\",\n     \"alone\": ",
-                    i ? "," : "", r->name, (unsigned long long)r->n, (unsigned long long)r->k,
-                    weight_format_words[r->format], r->bucket, r->tile.rows, r->tile.lmul,
-                    r->name);
-        json_blocking(out, &r->blocking[SHARE_ALONE]);
-        text_printf(out, ",\n     \"shared\": ");
-        json_blocking(out, &r->blocking[SHARE_CLUSTER]);
-        text_printf(out, ",\n     \"plain_alone\": ");
-        json_blocking(out, &r->plain[SHARE_ALONE]);
-        text_printf(out, ",\n     \"plain_shared\": ");
-        json_blocking(out, &r->plain[SHARE_CLUSTER]);
-        text_printf(out, "}");
-    }
-    text_printf(out, "\n  ]\n}\n");
 }
 
 /* Reads templates_dir/rel into *text (path named in *path); 0, or -1 after saying why. */
@@ -620,7 +510,7 @@ int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_op
     if (write_whole(&dir, "registry.c", &t) != 0)
         goto fail;
     t.len = 0;
-    manifest_file(&t, s, p, given);
+    manifest_write(&t, s, p, given);
     if (write_whole(&dir, "manifest.json", &t) != 0)
         goto fail;
     if (out_dir_commit(&dir) != 0)
@@ -634,63 +524,4 @@ out:
     free_templates(&templates);
     free(shown);
     return rc;
-}
-
-/* One line of the plans table: a name, the tile, then each share's blocking; its X column is
- * the rows from which the plan's call on all n columns, X's rows k apart, reads X from a copy
- * ("-": never; "s": one copy shared by the threads, "r": column blocks in rounds). */
-static void explain_blockings(FILE *out, const char *name, const char *tile, uint64_t n,
-                              uint64_t k, const struct blocking b[SHARES])
-{
-    fprintf(out, "%-34s %5s", name, tile);
-    for (int j = 0; j < SHARES; j++) {
-        char x_copy[24] = "-";
-        if (x_copy_applies(&b[j].x_copy, b[j].x_copy.rows, n, 2 * k))
-            snprintf(x_copy, sizeof x_copy, "%llu%s%s", (unsigned long long)b[j].x_copy.rows,
-                     b[j].x_copy.shared ? "s" : "", b[j].x_copy.rounds ? "r" : "");
-        fprintf(out, "  %-6s %5llu %6llu %4s %6.2f %7.4f",
-                b[j].order == ORDER_STRIPS ? "strips" : "tiles", (unsigned long long)b[j].k_block,
-                (unsigned long long)b[j].col_block, x_copy, b[j].dram_bytes / b[j].min_bytes,
-                b[j].vwork_per_mac);
-    }
-    fprintf(out, "\n");
-}
-
-void print_explain(FILE *out, const struct shapes *s, const struct plan *p)
-{
-    int w = 5;
-    for (size_t i = 0; i < s->count; i++)
-        if ((int)strlen(s->layers[i].name) > w)
-            w = (int)strlen(s->layers[i].name);
-    fprintf(out, "%-*s %6s %7s %7s %-7s  %-8s  %-34s  %s\n", w, "layer", "M", "N", "K",
-            "weights", "verdict", "plan", "reason");
-    for (size_t i = 0; i < p->count; i++) {
-        const struct plan_entry *e = &p->entries[i];
-        const struct layer *l = &s->layers[e->layer];
-        int kernel = e->row != NO_PLAN;
-        fprintf(out, "%-*s %6llu %7llu %7llu %-7s  %-8s  %-34s  %s\n", w, l->name,
-                (unsigned long long)e->m, (unsigned long long)l->n, (unsigned long long)l->k,
-                weight_format_words[l->format], kernel ? "kernel" : "fallback",
-                kernel ? p->rows[e->row].name : "-", e->decision.reason);
-    }
-    if (p->row_count == 0)
-        return;
-    const struct target *t = &p->target;
-    fprintf(out, "\nplans for VLEN %llu, L2 %llu KiB: a core alone / its %llu cores at once "
-                 "(DRAM is modelled bytes over the minimum;\nX: rows from which the call reads "
-                 "X from a copy, X's rows K apart; s: one copy for all threads,\nr: column "
-                 "blocks in rounds):\n",
-            (unsigned long long)t->vlen, (unsigned long long)t->l2_kib,
-            (unsigned long long)t->l2_cores);
-    fprintf(out, "%-34s %5s  %-6s %5s %6s %4s %6s %7s  %-6s %5s %6s %4s %6s %7s\n", "plan",
-            "tile", "order", "KC", "NC", "X", "DRAM", "vwork", "order", "KC", "NC", "X", "DRAM",
-            "vwork");
-    for (size_t i = 0; i < p->row_count; i++) {
-        const struct plan_row *r = &p->rows[i];
-        char tile[16];
-        snprintf(tile, sizeof tile, "%ux%u", r->tile.rows, r->tile.lmul);
-        explain_blockings(out, r->name, tile, r->n, r->k, r->blocking);
-        if (!same_blockings(r->plain, r->blocking))
-            explain_blockings(out, "  plain [N, K] weights", "", r->n, r->k, r->plain);
-    }
 }

@@ -3,8 +3,6 @@
 #ifndef GEN_EMIT_H
 #define GEN_EMIT_H
 
-#include <stdio.h>
-
 #include "plan.h"
 #include "shapes.h"
 
@@ -19,8 +17,5 @@ struct emit_options {
 
 /* Returns 0, or -1 after printing why to stderr (the output folder is then as it was). */
 int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_options *o);
-
-/* The --explain table: one row per (layer, M). */
-void print_explain(FILE *out, const struct shapes *s, const struct plan *p);
 
 #endif

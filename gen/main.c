@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "explain.h"
 #include "gemm_rvv_version.h"
 #include "plan.h"
 #include "shapes.h"

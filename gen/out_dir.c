@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* How every manifest.json the generator writes starts (emit.c). */
+/* How every manifest.json the generator writes starts (manifest.c). */
 static const char manifest_start[] = "{\n  \"generator\": \"gemm-rvv-gen ";
 
 static int fail(const char *what, const char *path)

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void plan_name(char *buf, size_t size, enum weight_format format, unsigned bucket, uint64_t n,
                uint64_t k)
@@ -134,4 +135,20 @@ void plan_free(struct plan *p)
     p->entries = NULL;
     p->rows = NULL;
     p->count = p->row_count = p->fallback_count = 0;
+}
+
+static int same_blocking(const struct blocking *a, const struct blocking *b)
+{
+    uint64_t va[BLOCKING_FIELD_COUNT], vb[BLOCKING_FIELD_COUNT];
+    blocking_values(a, va);
+    blocking_values(b, vb);
+    return a->order == b->order && memcmp(va, vb, sizeof va) == 0;
+}
+
+int blockings_same(const struct blocking a[SHARES], const struct blocking b[SHARES])
+{
+    for (int i = 0; i < SHARES; i++)
+        if (!same_blocking(&a[i], &b[i]))
+            return 0;
+    return 1;
 }

@@ -58,6 +58,10 @@ void plan_free(struct plan *p);
 void plan_name(char *buf, size_t size, enum weight_format format, unsigned bucket, uint64_t n,
                uint64_t k);
 
+/* Whether two plans' blockings by share emit the same fields (the model's figures aside):
+ * the plain weights' are then written as "the same blockings". */
+int blockings_same(const struct blocking a[SHARES], const struct blocking b[SHARES]);
+
 /* Rows of a Q8_0 plan's tile: 1 for the GEMV, else 2 (gr_q8_0_tiles has both). */
 unsigned q8_0_tile_rows(unsigned bucket);
 

@@ -1,0 +1,99 @@
+#include "manifest.h"
+
+#include "gemm_rvv_version.h"
+#include "plan_fields.h"
+
+/* s as a JSON string: quotes and backslashes escaped, control bytes by their code. */
+static void json_string(struct text *t, const char *s)
+{
+    text_append(t, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            text_printf(t, "\\%c", c);
+        else if (c < 0x20)
+            text_printf(t, "\\u%04x", c);
+        else
+            text_append(t, s, 1);
+    }
+    text_append(t, "\"", 1);
+}
+
+static void json_blocking(struct text *out, const struct blocking *b)
+{
+    text_printf(out, "{\"order\": \"%s\"", b->order == ORDER_STRIPS ? "strips" : "tiles");
+#define JSON_FIELD(name, value, brk, doc) \
+    text_printf(out, ", \"" #name "\": %llu", (unsigned long long)(value));
+    BLOCKING_FIELDS(JSON_FIELD)
+#undef JSON_FIELD
+    text_printf(out, ", \"dram_per_min\": %.3f, \"vwork_per_mac\": %.4f}",
+                b->dram_bytes / b->min_bytes, b->vwork_per_mac);
+}
+
+void manifest_write(struct text *out, const struct shapes *s, const struct plan *p,
+                    const struct emit_options *o)
+{
+    const struct gate *g = o->gate;
+    const struct target *t = &p->target;
+    text_printf(out, "{\n  \"generator\": \"gemm-rvv-gen %s\",\n  \"source\": ",
+                GEMM_RVV_VERSION_STRING);
+    json_string(out, o->shapes_path);
+    text_printf(out, ",\n  \"model\": ");
+    if (s->model)
+        json_string(out, s->model);
+    else
+        text_printf(out, "null");
+    text_printf(out, ",\n  \"gate\": {\"min_n\": %llu, \"min_k\": %llu, \"max_m\": %llu, "
+                     "\"min_mnk\": %llu},\n  \"buckets\": [1",
+                (unsigned long long)g->min_n, (unsigned long long)g->min_k,
+                (unsigned long long)g->max_m, (unsigned long long)g->min_mnk);
+    for (size_t i = 0; i < o->buckets->count; i++)
+        text_printf(out, ", %u", o->buckets->m[i]);
+    text_printf(out, "],\n  \"target\": {");
+    for (int i = 0; i < TARGET_FIELDS; i++) {
+        struct target copy = *t;
+        text_printf(out, "%s\"%s\": %llu", i ? ", " : "", target_field_names[i],
+                    (unsigned long long)*target_field(&copy, target_field_names[i]));
+    }
+    text_printf(out, "},\n  \"entries\": [");
+    for (size_t i = 0; i < p->count; i++) {
+        const struct plan_entry *e = &p->entries[i];
+        const struct layer *l = &s->layers[e->layer];
+        text_printf(out, "%s\n    {\"name\": ", i ? "," : "");
+        json_string(out, l->name);
+        text_printf(out, ", \"M\": %llu, \"N\": %llu, \"K\": %llu, \"weights\": \"%s\", ",
+                    (unsigned long long)e->m, (unsigned long long)l->n,
+                    (unsigned long long)l->k, weight_format_words[l->format]);
+        if (e->row != NO_PLAN)
+            text_printf(out, "\"verdict\": \"kernel\", \"bucket\": %u, \"plan\": \"%s\", "
+                             "\"row_blocks\": %u, \"reason\": ",
+                        e->decision.bucket, p->rows[e->row].name, e->decision.row_blocks);
+        else
+            text_printf(out, "\"verdict\": \"fallback\", \"bucket\": null, \"plan\": null, "
+                             "\"row_blocks\": null, \"reason\": ");
+        if (e->decision.reason[0])
+            json_string(out, e->decision.reason);
+        else
+            text_printf(out, "null");
+        text_printf(out, "}");
+    }
+    text_printf(out, "\n  ],\n  \"plans\": [");
+    for (size_t i = 0; i < p->row_count; i++) {
+        const struct plan_row *r = &p->rows[i];
+        text_printf(out, "%s\n    {\"name\": \"%s\", \"N\": %llu, \"K\": %llu, \"format\": "
+                         "\"%s\", \"bucket\": %u, \"rows\": %u, \"lmul\": %u, \"file\": "
+                         "\"%s.c\",\n     \"alone\": ",
+                    i ? "," : "", r->name, (unsigned long long)r->n, (unsigned long long)r->k,
+                    weight_format_words[r->format], r->bucket, r->tile.rows, r->tile.lmul,
+                    r->name);
+        json_blocking(out, &r->blocking[SHARE_ALONE]);
+        text_printf(out, ",\n     \"shared\": ");
+        json_blocking(out, &r->blocking[SHARE_CLUSTER]);
+        text_printf(out, ",\n     \"plain_alone\": ");
+        json_blocking(out, &r->plain[SHARE_ALONE]);
+        text_printf(out, ",\n     \"plain_shared\": ");
+        json_blocking(out, &r->plain[SHARE_CLUSTER]);
+        text_printf(out, "}");
+    }
+    text_printf(out, "\n  ]\n}\n");
+}
