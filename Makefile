@@ -252,7 +252,8 @@ QUICK_CHECKS := test-ggml test-target test-llama test-rpc test-host-runtime test
 FULL_CHECKS  := test-target-full test-ggml-full test-llama-full test-rpc-full \
                 test-placement-full check-engine \
                 $(filter-out test-target test-ggml test-llama test-rpc test-placement,$(QUICK_CHECKS))
-# What the checks fetch, fetched first and once (two checks must not fetch into one folder).
+# What the checks fetch, fetched once before they start (two checks must not fetch into one
+# folder), beside the library's build.
 QUICK_DEPS   := ggml-deps $(if $(TOOLCHAIN),sid-qemu)
 FULL_DEPS    := $(QUICK_DEPS) engine-deps
 # A check that cannot run here, whole or in part (test-clang without clang, test-setup-deps
@@ -265,9 +266,11 @@ export CHECK_SKIPPED_DIR := $(SKIPPED_DIR)
 TIME_LOG     := $(abspath $(BUILD))/check-times.log
 TIMED_MAKE    = CHECK_TIME_LOG=$(TIME_LOG) $(MAKE) --no-print-directory \
                 SHELL=$(CURDIR)/tools/timed-sh .SHELLFLAGS='$$@ -c'
+# The library (`make`'s, with its table) is built while what the checks need is fetched: the
+# fetches wait on the network, the build on the CPU.
 define run_tier
 	@rm -rf $(SKIPPED_DIR) $(TIME_LOG)
-	@$(TIMED_MAKE) $(3)
+	@$(TIMED_MAKE) -j$(JOBS) --output-sync=target lib $(3)
 	@$(TIMED_MAKE) -j$(JOBS) --output-sync=target $(1)
 	@$(TIMED_MAKE) test-board
 	@tools/check-times $(TIME_LOG) $(1) test-board
@@ -276,9 +279,9 @@ define run_tier
 	 echo "make $(2): $$(echo $$passed | wc -w) checks passed ($$(echo $$passed))"; \
 	 for c in $$skipped; do echo "make $(2): $$c SKIPPED: $$(paste -sd';' $(SKIPPED_DIR)/$$c)"; done
 endef
-test: lib
+test:
 	$(call run_tier,$(QUICK_CHECKS),test,$(QUICK_DEPS))
-test-full: lib
+test-full:
 	$(call run_tier,$(FULL_CHECKS),test-full,$(FULL_DEPS))
 
 # gemm-rvv-bench (apps/gemm-rvv-bench), the tools' queries and the README's commands: mk/board.mk.

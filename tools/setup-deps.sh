@@ -68,6 +68,10 @@ install_packages() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
+  # Runs of this script at once (make fetches the toolchain, ggml and sid's QEMU side by side)
+  # install one at a time instead of failing on apt's locks; the lock goes with the script.
+  local lock="${TMPDIR:-/tmp}/gemm-rvv-apt.lock"
+  if command -v flock >/dev/null && { exec 8>> "$lock"; } 2>/dev/null; then flock 8; fi
   say "installing host packages: ${missing[*]}"
   # A new machine may have no package lists yet; try without updating first to save time.
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 || {
@@ -345,6 +349,8 @@ install_plugin_header() {
 # package is all it takes on Debian 12; nothing is installed into the system.
 install_sid_qemu() {
   local top=$1 prefix="$1/sid-qemu" stamp="$1/sid-qemu.complete"
+  mkdir -p "$top"
+  if command -v flock >/dev/null; then exec 9> "$top/sid-qemu.lock"; flock 9; fi
   if [ ! -f "$stamp" ] || [ ! -x "$prefix/usr/bin/qemu-riscv64" ]; then
     command -v dpkg >/dev/null || die "fetching sid's QEMU needs Debian's dpkg and apt"
     say "fetching sid's qemu-user (static QEMU with Zvfbfwma) into $prefix (one time)"
@@ -397,7 +403,8 @@ install_ggml() {
   local want="${GGML_PACKAGES[*]} ${GGUF_PACKAGES[*]}"
   install_packages "${GGML_HOST_PACKAGES[@]}"
   mkdir -p "$top"
-  if command -v flock >/dev/null; then exec 9> "$top/.lock"; flock 9; fi
+  # Its own lock: two builds sharing DIR fetch ggml once, beside the toolchain's fetch.
+  if command -v flock >/dev/null; then exec 9> "$top/ggml.lock"; flock 9; fi
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
   command -v dpkg >/dev/null || die "fetching ggml needs Debian's dpkg and apt"
   local archive uri work="$top/ggml.tmp" deb
