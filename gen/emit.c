@@ -510,7 +510,7 @@ int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_op
     if (write_whole(&dir, "registry.c", &t) != 0)
         goto fail;
     t.len = 0;
-    manifest_write(&t, s, p, given);
+    manifest_write(&t, s, p, given->shapes_path, given->gate, given->buckets);
     if (write_whole(&dir, "manifest.json", &t) != 0)
         goto fail;
     if (out_dir_commit(&dir) != 0)

@@ -31,13 +31,12 @@ static void json_blocking(struct text *out, const struct blocking *b)
 }
 
 void manifest_write(struct text *out, const struct shapes *s, const struct plan *p,
-                    const struct emit_options *o)
+                    const char *source, const struct gate *g, const struct buckets *b)
 {
-    const struct gate *g = o->gate;
     const struct target *t = &p->target;
     text_printf(out, "{\n  \"generator\": \"gemm-rvv-gen %s\",\n  \"source\": ",
                 GEMM_RVV_VERSION_STRING);
-    json_string(out, o->shapes_path);
+    json_string(out, source);
     text_printf(out, ",\n  \"model\": ");
     if (s->model)
         json_string(out, s->model);
@@ -47,8 +46,8 @@ void manifest_write(struct text *out, const struct shapes *s, const struct plan 
                      "\"min_mnk\": %llu},\n  \"buckets\": [1",
                 (unsigned long long)g->min_n, (unsigned long long)g->min_k,
                 (unsigned long long)g->max_m, (unsigned long long)g->min_mnk);
-    for (size_t i = 0; i < o->buckets->count; i++)
-        text_printf(out, ", %u", o->buckets->m[i]);
+    for (size_t i = 0; i < b->count; i++)
+        text_printf(out, ", %u", b->m[i]);
     text_printf(out, "],\n  \"target\": {");
     for (int i = 0; i < TARGET_FIELDS; i++) {
         struct target copy = *t;

@@ -3,11 +3,14 @@
 #ifndef GEN_MANIFEST_H
 #define GEN_MANIFEST_H
 
-#include "emit.h"
+#include "gate.h"
+#include "plan.h"
+#include "shapes.h"
 #include "template.h"
 
-/* Appends the manifest of plan p of shapes s to out (out->failed when memory ran out). */
+/* Appends the manifest of plan p of shapes s (read from `source`, gated by g, bucketed by b)
+ * to out (out->failed when memory ran out). */
 void manifest_write(struct text *out, const struct shapes *s, const struct plan *p,
-                    const struct emit_options *o);
+                    const char *source, const struct gate *g, const struct buckets *b);
 
 #endif
