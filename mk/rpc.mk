@@ -15,10 +15,17 @@
 # GQA Llama (hidden 1152, k and v N = 384, 1 layer) in test-rpc-full; RPC_CASE=NAME for another.
 test-rpc: RPC_CASE ?= llama-gqa-small
 test-rpc-full: RPC_CASE ?= llama-gqa
-# The clients killed while loading and during a graph: the GQA Llama in Q8_0, which takes
-# seconds to load and to compute (the small one is done before the kill) and which a server
-# finishes computing fast once its client is gone (the BF16 one takes 40 s of CPU there).
+# The clients killed while loading and during a graph: the GQA Llama in Q8_0, whose 15 MiB of
+# weights take a while to cross, whose pass takes seconds, and which a server finishes
+# computing fast once its client is gone (the BF16 one takes 40 s of CPU there).
 RPC_KILL_CASE ?= llama-gqa-q8_0
+# Preloaded into the client killed while loading: it kills itself part of the way through
+# the weights (tests/llama/die_after_sent.c).
+DIE_SHIM := $(BUILD)/llama/die_after_sent.so
+$(DIE_SHIM): tests/llama/die_after_sent.c $(BUILD)/probe.ok
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(TARGET_CFLAGS) -Werror -fPIC -shared $< -o $@
+
 # llama-perplexity's -c and -b: 32 rows a product (the plans of M <= 64 serve), half the
 # emulated vector work of test-llama's 64.
 RPC_CTX  ?= 32
@@ -29,8 +36,10 @@ RPC_MIXED ?= 1
 # first's); the quick tier leaves it out.
 test-rpc: RPC_SECOND ?= 0
 test-rpc-full: RPC_SECOND ?= 1
-test-rpc test-rpc-full: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
+test-rpc test-rpc-full: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) \
+                        $(DIE_SHIM) | sid-qemu ggml-deps
 	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' \
+	  DIE_SHIM=$(DIE_SHIM) \
 	  LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(RPC_CTX) MIXED=$(RPC_MIXED) SECOND=$(RPC_SECOND) KILL_CASE=$(RPC_KILL_CASE) \
 	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
 	  LOG_DIR=$(LLAMA_TEST)/logs-rpc tests/llama/check-rpc.sh $(LLAMA_MODELS) $(RPC_CASE)

@@ -3,8 +3,10 @@
 # QEMU with `-d GEMM_RVV` on 127.0.0.1, and Debian's llama-perplexity as their client
 # (`--rpc P1,P2 -ngl 99`), on the test model MODELS/CASE.gguf. Checks, in this order:
 #   1. a local run without the plugin (no --rpc): the reference perplexity;
-#   2. a client killed while it loads the model (at its first load_tensors line), and
-#   3. a client killed during its first graph (a second into the perplexity pass):
+#   2. a client killed while it loads the model (it kills itself once DIE_AFTER_SENT bytes
+#      of the weights have gone to the servers: DIE_SHIM, preloaded), and
+#   3. a client killed during its first graph (the servers stopped a moment into its
+#      perplexity pass, so that it cannot end before the kill; then resumed):
 #      after each both servers are still running and take the next client;
 #   4. a client that runs to the end: its perplexity equals the reference (relative difference
 #      at most MAX_REL_DIFF), and the servers' logs together name, for each BF16 Linear whose
@@ -32,14 +34,17 @@
 #                     this process's id in 20000-39999 not listened on
 #   RUN_TIMEOUT       seconds any one client may run (default 600)
 #   KILL_CASE         the model of the clients killed (2, 3): MODELS/KILL_CASE.gguf, one
-#                     that takes seconds to load and to compute (default CASE)
+#                     of more than DIE_AFTER_SENT bytes of weights (default CASE)
+#   DIE_SHIM          tests/llama/die_after_sent.c built for the target, preloaded into client 2
+#   DIE_AFTER_SENT    the bytes client 2 sends before it dies (default 4 MiB)
 #   MIXED             1: also case 7 (default 0)
 #   SECOND            1: also case 5 (default 1)
 #   LOG_DIR           where the logs go
 set -u
 [ $# -eq 2 ] || { echo "usage: $0 MODELS CASE" >&2; exit 2; }
 models=$1 case=$2
-: "${QEMU:?}" "${GGML_ROOT:?}" "${PLUGIN:?}" "${LIB_MANIFEST:?}" "${GGUF_SHAPES:?}"
+: "${QEMU:?}" "${GGML_ROOT:?}" "${PLUGIN:?}" "${LIB_MANIFEST:?}" "${GGUF_SHAPES:?}" "${DIE_SHIM:?}"
+DIE_AFTER_SENT=${DIE_AFTER_SENT:-4194304}
 QEMU_CPU=${QEMU_CPU:-rv64,v=true,vlen=256}
 CTX=${CTX:-64} THREADS=${THREADS:-1} RUN_TIMEOUT=${RUN_TIMEOUT:-600} MIXED=${MIXED:-0} SECOND=${SECOND:-1}
 MAX_REL_DIFF=${MAX_REL_DIFF:-1e-3} RSS_SLACK_MIB=${RSS_SLACK_MIB:-16}
@@ -52,7 +57,7 @@ rm -f "$LOG_DIR"/*.log
 failed=0 passed=0
 fail() { echo "FAILED: $*"; failed=$((failed + 1)); }
 ok() { passed=$((passed + 1)); }
-for f in "$PLUGIN" "$LIB_MANIFEST" "$model" "$kill_model" "$SERVER"; do
+for f in "$PLUGIN" "$LIB_MANIFEST" "$model" "$kill_model" "$SERVER" "$DIE_SHIM"; do
   [ -f "$f" ] || { echo "error: no $f" >&2; exit 2; }
 done
 
@@ -92,12 +97,12 @@ fi
 ports=("$PORT" $((PORT + 1)))
 rpc=127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}
 
-# client LOG [ARGS...]: llama-perplexity on the model (client_model's) in the background; sets
-# $client.
-client_model=$model
+# client LOG [ARGS...]: llama-perplexity on the model (client_model's) in the background, with
+# QEMU's options client_qemu (-E VAR=VALUE: the client's environment); sets $client.
+client_model=$model client_qemu=()
 client() {
   local log=$1; shift
-  start "$RUN_TIMEOUT" "$log" "$QEMU" -cpu "$QEMU_CPU" -L "$GGML_ROOT" \
+  start "$RUN_TIMEOUT" "$log" "$QEMU" "${client_qemu[@]}" -cpu "$QEMU_CPU" -L "$GGML_ROOT" \
     "$GGML_ROOT/usr/bin/llama-perplexity" -m "$client_model" -f "$models/text.txt" -c "$CTX" -b "$CTX" \
     --chunks 1 -t "$THREADS" -v "$@"
   client=$pid
@@ -175,43 +180,40 @@ for i in 0 1; do start_server "$i" "${ports[$i]}" GEMM_RVV; done
 rss0=("$(rss_kib "${server[0]}")" "$(rss_kib "${server[1]}")")
 echo "$case: two servers -d GEMM_RVV on $rpc (resident: ${rss0[0]} and ${rss0[1]} KiB)"
 
-# 2. A client killed while loading: when it logs the buffers of the real load (llama.cpp
-# first sizes the model with load_mode = none, then loads it: "model buffer size" lines with
-# the servers' shares, then the weights cross). Tried up to three times until the kill lands
-# before the client's context is made.
+# 2. A client killed while loading: it kills itself (SIGKILL) once DIE_AFTER_SENT bytes have
+# gone through send(), part of the way through the weights (llama.cpp first sizes the model
+# with load_mode = none, then loads it: "model buffer size" lines with the servers' shares,
+# then the weights cross). The kill landed if its log has those lines and no context after.
 client_model=$kill_model
-landed=0
-for try in 1 2 3; do
-  client "$LOG_DIR/killed-loading.log" --rpc "$rpc" -ngl 99 -ts 1,1
-  if wait_for "$LOG_DIR/killed-loading.log" 'RPC[0-9]\[.*model buffer size = +[0-9]*[1-9]' 300 "$client"; then
-    kill -9 "$client" 2>/dev/null; wait "$client" 2>/dev/null
-    if ! sed -n '/load_mode = mmap/,$p' "$LOG_DIR/killed-loading.log" | grep -q 'llama_context: constructing'; then
-      landed=1; break
-    fi
-    echo "  (try $try: the client had finished loading when it was killed)"
-  else
-    kill -9 "$client" 2>/dev/null; wait "$client" 2>/dev/null
-    break
-  fi
-  sleep 1
-done
-if [ "$landed" = 1 ]; then
-  echo "$case: a client killed while loading the weights onto the servers"; ok
+client_qemu=(-E "LD_PRELOAD=$DIE_SHIM" -E "DIE_AFTER_SENT=$DIE_AFTER_SENT")
+client "$LOG_DIR/killed-loading.log" --rpc "$rpc" -ngl 99 -ts 1,1
+client_qemu=()
+wait "$client" 2>/dev/null
+status=$?
+loaded=$(sed -n '/load_mode = mmap/,$p' "$LOG_DIR/killed-loading.log")
+if [ "$status" = 137 ] && grep -qE 'RPC[0-9]\[.*model buffer size = +[0-9]*[1-9]' <<< "$loaded" &&
+   ! grep -q 'llama_context: constructing' <<< "$loaded"; then
+  echo "$case: a client killed while loading the weights onto the servers (after $DIE_AFTER_SENT bytes)"; ok
 else
-  fail "no client was killed while loading ($LOG_DIR/killed-loading.log)"
+  fail "the client to kill while loading did not die there (exit $status; $LOG_DIR/killed-loading.log)"
 fi
 settled
 servers_up "after a client killed while loading"
 rss1=("$(rss_kib "${server[0]}")" "$(rss_kib "${server[1]}")")
 
-# 3. A client killed during a graph: a second into its perplexity pass.
+# 3. A client killed during a graph: a moment into its perplexity pass (the graph has gone
+# to the servers; the pass takes seconds) the servers are stopped, so that the client cannot
+# get its results before the kill, then resumed once it is gone.
 client "$LOG_DIR/killed-graph.log" --rpc "$rpc" -ngl 99 -ts 1,1
 if wait_for "$LOG_DIR/killed-graph.log" 'perplexity: calculating perplexity' 300 "$client"; then
-  sleep 1
+  sleep 0.3
+  kill -STOP "${server[0]}" "${server[1]}"
   if kill -0 "$client" 2>/dev/null && [ -z "$(ppl "$LOG_DIR/killed-graph.log")" ]; then
     kill -9 "$client"; wait "$client" 2>/dev/null
+    kill -CONT "${server[0]}" "${server[1]}"
     echo "$case: a client killed during its first graph"
   else
+    kill -CONT "${server[0]}" "${server[1]}"
     wait "$client" 2>/dev/null
     fail "the client to kill during a graph ended first ($LOG_DIR/killed-graph.log)"
   fi
