@@ -69,7 +69,7 @@ install_packages() {
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   # Runs of this script at once (make fetches the toolchain, ggml and sid's QEMU side by side)
-  # install one at a time instead of failing on apt's locks; the lock goes with the script.
+  # install one at a time instead of failing on apt's locks.
   local lock="${TMPDIR:-/tmp}/gemm-rvv-apt.lock"
   if command -v flock >/dev/null && { exec 8>> "$lock"; } 2>/dev/null; then flock 8; fi
   say "installing host packages: ${missing[*]}"
@@ -78,6 +78,7 @@ install_packages() {
     as_root apt-get update -q >/dev/null
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
   }
+  exec 8>&- # the lock, released
 }
 
 # Folders to remove when the script stops before it is done (an error, Ctrl-C): no half-made
