@@ -36,8 +36,9 @@ struct slice {
     float *bias;
 };
 
-/* The slice's columns at VLEN 128, the least: one panel of 32 and 3. */
-#define DIGEST_COLS 35
+/* A slice is a panel and TAIL_COLS columns; at VLEN 128, the least, a panel is 32 columns. */
+#define TAIL_COLS 3
+#define DIGEST_COLS (32 + TAIL_COLS)
 
 static struct slice slice_make(const struct gr_plan *plan, size_t m, uint64_t seed)
 {
@@ -45,7 +46,7 @@ static struct slice slice_make(const struct gr_plan *plan, size_t m, uint64_t se
     struct rng r = {seed}, r_bias = {~seed};
     struct slice s = {plan, m, 0, plan->k + 1, plan->k + 2, 0, gr_panel_width(), NULL, NULL,
                       {NULL, NULL}, NULL};
-    s.cols = plan->n < s.panel_width + 3 ? plan->n : s.panel_width + 3;
+    s.cols = plan->n < s.panel_width + TAIL_COLS ? plan->n : s.panel_width + TAIL_COLS;
     s.ldy = s.cols + 1;
     s.x = malloc(m * s.ldx * sizeof *s.x);
     s.w = malloc(s.cols * s.ldw * sizeof *s.w);
@@ -109,9 +110,9 @@ static void check_slice(const struct slice *s)
 {
     const size_t k = s->plan->k;
     float *want = run_fallback(s);
+    const size_t digest_cols = s->cols < DIGEST_COLS ? s->cols : DIGEST_COLS;
     for (size_t i = 0; i < s->m; i++)
-        outputs_digest = digest_add(outputs_digest, want + i * s->ldy,
-                                    (s->cols < DIGEST_COLS ? s->cols : DIGEST_COLS) * sizeof *want);
+        outputs_digest = digest_add(outputs_digest, want + i * s->ldy, digest_cols * sizeof *want);
     for (size_t i = 0; i < s->m; i += s->m > 1 ? s->m - 1 : 1)
         for (size_t j = 0; j < s->cols; j += 7) {
             double abs_sum, ref = ref_dot(s->x + i * s->ldx, s->w + j * s->ldw, k, &abs_sum);
