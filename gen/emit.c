@@ -196,16 +196,17 @@ static int q8_tiles_file(struct text *out, const struct templates *t, const stru
         text_printf(out, " * No Q8_0 plan in this build: no Q8_0 tiles (every Q8_0 call runs "
                          "the scalar fallback).\n */\n#include <stddef.h>\n#include <stdint.h>\n\n"
                          "#include \"gr_contract.h\"\n\n"
-                         "const gr_q8_tile_fn gr_q8_0_tiles[2] = {NULL, NULL};\n"
+                         "const gr_tile_fn gr_q8_0_tiles[2] = {NULL, NULL};\n"
                          "const gr_q8_quantize_fn gr_q8_0_quantize = NULL;\n"
                          "const gr_q8_widen_fn gr_q8_0_widen_scales = NULL;\n");
         return 0;
     }
-    text_printf(out, " * The Q8_0 micro-kernels of this build's %zu Q8_0 plans (templates/base/"
-                     "q8_*.c.in, -march=rv64gcv):\n * a tile of 1 or 2 rows by one strip of "
+    text_printf(out, " * The Q8_0 micro-kernels of this build's %zu Q8_0 plans (templates/%s/"
+                     "q8_*.c.in, %s):\n * a tile of 1 or 2 rows by one strip of "
                      "VLMAX(e8, m1) columns over one K block.\n */\n"
                      "#include <stddef.h>\n#include <stdint.h>\n\n#include \"gr_contract.h\"\n",
-                p->format_rows[FORMAT_q8_0]);
+                p->format_rows[FORMAT_q8_0], o->host_tiles ? "host" : "base",
+                o->host_tiles ? "plain C for the host's tests" : "-march=rv64gcv");
     struct template_vars none = {.count = 0};
     if (expand(out, t->q8_support, t->q8_support_path, &none) != 0)
         return -1;
@@ -220,7 +221,7 @@ static int q8_tiles_file(struct text *out, const struct templates *t, const stru
         if (expand(out, t->q8_tiles, t->q8_tiles_path, &v) != 0)
             return -1;
     }
-    text_printf(out, "\nconst gr_q8_tile_fn gr_q8_0_tiles[2] = {gr_q8_0_tile_r1, "
+    text_printf(out, "\nconst gr_tile_fn gr_q8_0_tiles[2] = {gr_q8_0_tile_r1, "
                      "gr_q8_0_tile_r2};\nconst gr_q8_quantize_fn gr_q8_0_quantize = "
                      "q8_quantize_rows;\nconst gr_q8_widen_fn gr_q8_0_widen_scales = q8_widen_scales;\n");
     return 0;
@@ -335,7 +336,10 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                     (unsigned long long)(t->vlen / 32 * r->tile.lmul), tile_vregs(r->tile));
     blocking_comment(out, "alone", t->l2_kib, &r->blocking[SHARE_ALONE]);
     blocking_comment(out, "the cores of a cluster at once", t->l2_kib, &r->blocking[SHARE_CLUSTER]);
-    if (blockings_same(r->plain, r->blocking)) {
+    if (!r->plain_weights) {
+        text_printf(out, " *   plain [N, K] weights: none (Q8_0 weights are packed where a plan "
+                         "serves them).\n");
+    } else if (blockings_same(r->plain, r->blocking)) {
         text_printf(out, " *   plain [N, K] weights: the same blockings.\n");
     } else {
         /* Their rows flood the few L2 sets they fall in (gen/blocking.c). */
@@ -356,7 +360,8 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                 r->name, r->name, (unsigned long long)r->n, (unsigned long long)r->k,
                 r->bucket, weight_format_constants[r->format], r->tile.rows, r->tile.lmul);
     blocking_field(out, "blocking", r->blocking);
-    blocking_field(out, "plain", r->plain);
+    if (r->plain_weights)
+        blocking_field(out, "plain", r->plain);
     text_printf(out, "};\n");
 }
 
@@ -403,10 +408,10 @@ static int load_templates(struct templates *t, const struct emit_options *o)
     char *table, table_path[4096];
     if (load(o->templates_dir, "contract.h.in", &t->contract, t->contract_path,
              sizeof t->contract_path) != 0 ||
-        load(o->templates_dir, "base/q8_support.c.in", &t->q8_support, t->q8_support_path,
-             sizeof t->q8_support_path) != 0 ||
-        load(o->templates_dir, "base/q8_tiles.c.in", &t->q8_tiles, t->q8_tiles_path,
-             sizeof t->q8_tiles_path) != 0 ||
+        load(o->templates_dir, o->host_tiles ? "host/q8_support.c.in" : "base/q8_support.c.in",
+             &t->q8_support, t->q8_support_path, sizeof t->q8_support_path) != 0 ||
+        load(o->templates_dir, o->host_tiles ? "host/q8_tiles.c.in" : "base/q8_tiles.c.in",
+             &t->q8_tiles, t->q8_tiles_path, sizeof t->q8_tiles_path) != 0 ||
         load(o->templates_dir, "variants.txt", &table, table_path, sizeof table_path) != 0)
         return -1;
     struct diag d = {table_path, stderr, 0};
@@ -486,13 +491,6 @@ int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_op
         t.len = 0;
         if (tiles_file(&t, &templates.chosen[i], p, o) != 0 || write_whole(&dir, name, &t) != 0)
             goto fail;
-    }
-    /* The host runtime's plain C variants have no Q8_0 tiles: its plans would have none. */
-    if (o->host_tiles && p->format_rows[FORMAT_q8_0] > 0) {
-        fprintf(stderr, "gemm-rvv-gen: error: %s: --host-tiles has no Q8_0 tiles, and %zu "
-                        "plans are Q8_0 (weights: q8_0): generate them without --host-tiles\n",
-                given->shapes_path, p->format_rows[FORMAT_q8_0]);
-        goto fail;
     }
     t.len = 0;
     if (q8_tiles_file(&t, &templates, p, o) != 0 || write_whole(&dir, "q8_0_tiles.c", &t) != 0)

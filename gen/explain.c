@@ -56,7 +56,7 @@ void print_explain(FILE *out, const struct shapes *s, const struct plan *p)
         char tile[16];
         snprintf(tile, sizeof tile, "%ux%u", r->tile.rows, r->tile.lmul);
         explain_blockings(out, r->name, tile, r->n, r->k, r->blocking);
-        if (!blockings_same(r->plain, r->blocking))
+        if (r->plain_weights && !blockings_same(r->plain, r->blocking))
             explain_blockings(out, "  plain [N, K] weights", "", r->n, r->k, r->plain);
     }
 }

@@ -88,10 +88,12 @@ void manifest_write(struct text *out, const struct shapes *s, const struct plan 
         json_blocking(out, &r->blocking[SHARE_ALONE]);
         text_printf(out, ",\n     \"shared\": ");
         json_blocking(out, &r->blocking[SHARE_CLUSTER]);
-        text_printf(out, ",\n     \"plain_alone\": ");
-        json_blocking(out, &r->plain[SHARE_ALONE]);
-        text_printf(out, ",\n     \"plain_shared\": ");
-        json_blocking(out, &r->plain[SHARE_CLUSTER]);
+        if (r->plain_weights) {
+            text_printf(out, ",\n     \"plain_alone\": ");
+            json_blocking(out, &r->plain[SHARE_ALONE]);
+            text_printf(out, ",\n     \"plain_shared\": ");
+            json_blocking(out, &r->plain[SHARE_CLUSTER]);
+        }
         text_printf(out, "}");
     }
     text_printf(out, "\n  ]\n}\n");

@@ -35,17 +35,20 @@ static void plan_row_fill(struct plan_row *r, const struct target *t)
 {
     plan_name(r->name, sizeof r->name, r->format, r->bucket, r->n, r->k);
     if (r->format == FORMAT_q8_0) {
-        /* Packed weights only (Q8_0 objects are always packed where a plan serves): the plain
-         * blockings are the packed ones. */
+        /* Packed weights only (Q8_0 objects are always packed where a plan serves, and keep
+         * GGUF's blocks for the fallback where none does): no plain blockings. */
         r->tile = (struct tile){q8_0_tile_rows(r->bucket), 4};
         /* A core alone on its L2, or its share of it while its cluster runs. */
         const uint64_t l2[SHARES] = {t->l2_kib * 1024, t->l2_kib * 1024 / t->l2_cores};
-        for (int i = 0; i < SHARES; i++)
-            r->blocking[i] = r->plain[i] =
-                blocking_q8_0(t, r->tile.rows, r->bucket, r->n, r->k, l2[i]);
+        for (int i = 0; i < SHARES; i++) {
+            r->blocking[i] = blocking_q8_0(t, r->tile.rows, r->bucket, r->n, r->k, l2[i]);
+            r->plain[i] = (struct blocking){0};
+        }
+        r->plain_weights = 0;
         return;
     }
     r->tile = tile_choose(r->bucket);
+    r->plain_weights = 1;
     const uint64_t l2 = t->l2_kib * 1024;
     /* A core alone on its L2, and every core of a cluster on it (l2_cores participants). */
     const unsigned parts[SHARES] = {1, (unsigned)t->l2_cores};

@@ -24,7 +24,8 @@ struct plan_row {
     unsigned bucket;                 /* 1: the GEMV; else the largest M of the block */
     struct tile tile;
     struct blocking blocking[SHARES]; /* a core alone on the L2; its cluster's cores at once */
-    struct blocking plain[SHARES];    /* the same, for plain [N, K] weights */
+    struct blocking plain[SHARES];    /* the same, for plain [N, K] weights (zero: none) */
+    int plain_weights;               /* the runtime may run it on plain weights: BF16 only */
     char name[PLAN_NAME_MAX];        /* "bf16_gemm_m16_n4096_k4096", "q8_0_gemv_m1_n..." */
     size_t users;                    /* (layer, M) entries it serves */
 };

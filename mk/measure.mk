@@ -112,11 +112,13 @@ $(DRAM_REAL): measure/dram/dram_variant.c $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
 # ---- host programs ---------------------------------------------------------------------------
 # The replay traces the shipped driver: runtime/driver.c with GCC's ThreadSanitizer
 # instrumentation, whose __tsan_* hooks measure/replay/driver_replay.c defines (no sanitizer
-# runtime is linked), memcpy renamed to its tracing one; plan_call.c, split.c, lines.c and
-# scratch.c as they are, gr_scratch_take wrapped. The contract is the host runtime's.
+# runtime is linked), memcpy renamed to its tracing one; plan_call.c, split.c, lines.c,
+# scratch.c and BF16's descriptor as they are, gr_scratch_take wrapped. The contract is the
+# host runtime's.
 REPLAY_GEN    := $(BUILD)/host-runtime/gen
 REPLAY_CFLAGS := $(HOST_CFLAGS) -Werror -D_POSIX_C_SOURCE=200809L -Iinclude -Iruntime -I$(REPLAY_GEN)
-REPLAY_RT     := runtime/plan_call.c runtime/split.c runtime/lines.c runtime/scratch.c
+REPLAY_RT     := runtime/plan_call.c runtime/split.c runtime/lines.c runtime/scratch.c \
+                 runtime/bf16_format.c
 $(MEASURE)/replay/driver_traced.o: runtime/driver.c $(wildcard runtime/*.h) $(REPLAY_GEN)/manifest.json
 	@mkdir -p $(@D)
 	$(HOST_CC) $(REPLAY_CFLAGS) -O1 -fno-tree-loop-distribute-patterns -fsanitize=thread \

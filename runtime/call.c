@@ -24,13 +24,9 @@ static gemm_rvv_status linear_on_object(const void *x, size_t x_bytes, uint32_t 
                            bias, y, (size_t)ldy, y_type);
     if (s != GEMM_RVV_OK || (s = gr_weight_hold(weight)) != GEMM_RVV_OK)
         return s;
-    struct gr_call c = {.m = (size_t)m, .ldx = (size_t)ldx, .w = gr_weight_view_of(weight),
-                        .bias = bias, .y = y, .ldy = (size_t)ldy,
-                        .y_bf16 = y_type == GEMM_RVV_BF16};
-    if (format == GR_FORMAT_Q8_0)
-        c.x_f32 = x;
-    else
-        c.x = x;
+    const struct gr_call c = {.x = x, .m = (size_t)m, .ldx = (size_t)ldx,
+                              .w = gr_weight_view_of(weight), .bias = bias, .y = y,
+                              .ldy = (size_t)ldy, .y_bf16 = y_type == GEMM_RVV_BF16};
     s = gr_dispatch(&c, &weight->plans, ((gemm_rvv_weight *)weight)->counters);
     gr_weight_release(weight);
     return s;

@@ -39,9 +39,7 @@ gemm_rvv_status gr_dispatch(const struct gr_call *c, const struct gr_shape_plans
     const struct gr_plan *plan = NULL;
     if (plans->count > 0 && gemm_rvv_kernels_active())
         plan = gr_pick_plan(plans, c->m);
-    const int q8 = c->w.format == GR_FORMAT_Q8_0;
-    gemm_rvv_status s = plan ? (q8 ? gr_run_plan_q8_0(c, plan) : gr_run_plan(c, plan))
-                             : (q8 ? gr_run_fallback_q8_0(c) : gr_run_fallback(c));
+    gemm_rvv_status s = plan ? gr_run_plan(c, plan) : gr_run_fallback(c);
     if (s != GEMM_RVV_OK)
         return s;
     struct gr_counter *counter = counter_of(counter_cache, c->w.n, c->w.k, c->m);

@@ -1,55 +1,69 @@
 /* The loops around the micro-kernels, written once for every plan (BLIS's loops around its
  * micro-kernel, IREE's mmt4d outer loop): column blocks > K blocks > strips and row tiles in
- * the plan's order. Built for the base ISA: only the variant's micro-kernels run vector code. */
+ * the plan's order, for every weight format (its descriptor, format.h, says what differs).
+ * Built for the base ISA: only the micro-kernels run vector code. Every function of driver.c
+ * and plan_call.c is named gr_drive_* or drive_*: the lab counts the driver by those prefixes
+ * (measure/count/count.sh). */
 #ifndef GEMM_RVV_DRIVER_H
 #define GEMM_RVV_DRIVER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
 #include "gr_contract.h"
+#include "operands.h"
 
 /* One block of rows of one call, as the driver walks it. */
 struct gr_drive {
     const struct gr_plan *plan;
-    const struct gr_variant *variant; /* whose tiles run, on weights in its layout */
-    const gr_tile_fn *tiles;     /* the variant's tiles of the plan's LMUL */
+    const struct gr_format_desc *format; /* the plan's weights' */
+    const struct gr_variant *variant; /* whose tiles run (BF16), on weights in its layout */
+    const gr_tile_fn *tiles;     /* the tiles of the plan's format, LMUL and variant */
     struct gr_blocking blocking; /* the plan's, for the L2 share this call runs with */
     size_t strip;                /* columns per strip: VLMAX(e32, plan->lmul) */
     size_t panel_width;          /* columns per panel of packed weights */
     size_t col_block, k_block;   /* rounded to whole panels; K for a single block */
-    const uint16_t *x;           /* the block's first row of X */
+    const void *x;               /* the block's first row of X as the caller gave it (the
+                                    format's type: BF16, or FP32 for Q8_0) */
     size_t ldx, rows;            /* rows <= plan->bucket */
     const void *packed;          /* packed weights in the variant's layout, or NULL for plain */
-    const uint16_t *plain;       /* plain [N, K] weights, row stride ldw */
+    const uint16_t *plain;       /* plain [N, K] weights, row stride ldw (BF16 only) */
     size_t ldw;
     const float *bias;
     void *y;                     /* the block's first row of Y */
     size_t ldy;
     int y_bf16;
-    const uint16_t *x_copy;      /* the call's shared copy of the block's X (gr_drive_shares_x),
-                                    made by gr_drive_copy_x_rows; NULL: none */
+    const void *x_shared;        /* the block's X prepared once for the call's participants:
+                                    BF16, the shared copy (gr_drive_shares_x, made by
+                                    gr_drive_prepare_x_rows), or NULL: none; formats that
+                                    prepare X (x_prepared_bytes), its prepared rows */
 };
 
-/* Fills in the block sizes of d from its plan, the variant that runs it and the blocking of L2
- * share `share` (GR_L2_ALONE or GR_L2_SHARED), for packed or plain weights; the caller sets
- * the operands. */
+/* Sets d up for call c on its plan: the block sizes from the plan, its format's descriptor,
+ * the variant that runs it (BF16) and the blocking of L2 share `share` (GR_L2_ALONE or
+ * GR_L2_SHARED) for c's weights, packed or plain; c's operands. gr_drive_row_block then points
+ * it at one block of rows. */
 void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
-                   const struct gr_variant *variant, int share, size_t panel_width, int packed);
+                   const struct gr_variant *variant, int share, const struct gr_call *c);
+
+/* Points d at c's block of rows from `row` (plan->bucket rows at most): X, Y, the rows, no X
+ * prepared yet. */
+void gr_drive_row_block(struct gr_drive *d, const struct gr_call *c, size_t row);
 
 /* Whether gr_drive_columns on columns [col_begin, col_end) reads X from a copy of its own in
  * scratch: as the blocking's x_copy_* fields say (never when the copy is shared). */
 int gr_drive_copies_x(const struct gr_drive *d, size_t col_begin, size_t col_end);
 
-/* Whether a call of n columns reads d's row block of X from one copy shared by its
- * participants (the blocking's x_copy_shared and x_copy_* fields), and the bytes of that copy
- * (bucket x K BF16; 0 when the blocking never shares one). */
+/* Whether a call of n columns prepares d's row block of X once for all its participants
+ * (the format prepares X; BF16: the blocking's x_copy_shared and x_copy_* fields say one copy
+ * is shared), and the bytes of that preparation for a bucket of rows (0: never prepared). */
 int gr_drive_shares_x(const struct gr_drive *d, size_t n);
 size_t gr_drive_shared_bytes(const struct gr_drive *d);
 
-/* Rows [r0, r1) of d's row block of X into the shared copy at `copy`, cut into the K blocks
- * d walks, each block's rows one after the other (as the own copy). */
-void gr_drive_copy_x_rows(const struct gr_drive *d, uint16_t *copy, size_t r0, size_t r1);
+/* Rows [r0, r1) of d's row block of X prepared at `shared` (BF16: copied, cut into the K
+ * blocks d walks, each block's rows one after the other, as the own copy). */
+void gr_drive_prepare_x_rows(const struct gr_drive *d, void *shared, size_t r0, size_t r1);
 
 /* For a call of `pieces` participants in rounds (the blocking's col_rounds; compact threads,
  * col_rounds to an L2): a round covers col_block x col_rounds columns of one L2's
@@ -62,10 +76,10 @@ size_t gr_drive_bytes(const struct gr_drive *d);
 
 /* Where the parts of a participant's scratch start, in bytes from its start, in this order:
  * partial sums, arranged activations, packed words (plain weights), its own copy of X, X's
- * carried elements, the sums of Y kept for the next column block; then its end
- * (gr_drive_bytes). A part of no bytes starts where the next does. For the measurement lab,
- * which names the traffic of each (measure/replay/driver_replay.c). */
-enum { GR_DRIVE_SCRATCH_PARTS = 6 };
+ * carried elements, the sums of Y kept for the next column block, what the format's strips
+ * need first; then its end (gr_drive_bytes). A part of no bytes starts where the next does.
+ * For the measurement lab, which names the traffic of each (measure/replay/driver_replay.c). */
+enum { GR_DRIVE_SCRATCH_PARTS = 7 };
 void gr_drive_scratch_parts(const struct gr_drive *d, size_t at[GR_DRIVE_SCRATCH_PARTS + 1]);
 
 /* Columns [begin, end) of Y. */

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "format.h"
 #include "q8_0.h"
 
 size_t gr_q8_packed_bytes(size_t n, size_t k, size_t pw)
@@ -19,8 +20,7 @@ size_t gr_q8_packed_bytes(size_t n, size_t k, size_t pw)
  * later, one panel row (pw bytes) apart. */
 static unsigned char *block_at(void *packed, size_t k, size_t pw, size_t col, size_t kb)
 {
-    size_t panel_bytes = k / GR_Q8_BLOCK * GR_Q8_PANEL_BLOCK_BYTES * pw;
-    return (unsigned char *)packed + col / pw * panel_bytes + kb * GR_Q8_PANEL_BLOCK_BYTES * pw;
+    return (unsigned char *)packed + gr_panel_offset(&gr_format_q8_0, k, pw, col, kb);
 }
 
 void gr_q8_pack_blocks(const unsigned char *src, size_t first, size_t count, size_t k, size_t pw,

@@ -3,10 +3,10 @@
 #include "dispatch.h"
 #include "threads.h"
 
-size_t gr_split_columns(size_t n, size_t panel_width, size_t *piece_cols)
+size_t gr_split_columns(size_t n, size_t panel_width, size_t want, size_t *piece_cols)
 {
     size_t panels = n / panel_width + (n % panel_width != 0);
-    size_t pieces = (size_t)gr_threads_get();
+    size_t pieces = want ? want : (size_t)gr_threads_get();
     if (pieces > panels)
         pieces = panels;
     size_t per_piece = panels / pieces + (panels % pieces != 0);

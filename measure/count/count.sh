@@ -23,8 +23,9 @@ symbols() {
     # (arrange_, pack_, vlenb_ of each variant)
     kernel-*) echo "sym=gr_bf16_,sym=gr_drive_,sym=strips_outer,sym=tiles_outer,sym=strip_weights,sym=y_at,sym=arrange_,sym=pack_,sym=vlenb_,sym=finish_rows,sym=keep_tail,sym=copy_x,sym=carried,sym=layout_of,sym=k_blocks_of,sym=gr_k_,sym=gr_y_" ;;
     fallback) echo "sym=gr_fallback,sym=widen_column" ;;
-    # the Q8_0 tiles, the driver of runtime/q8_0_plan.c, X's quantisation
-    q8-packed) echo "sym=gr_q8_0_tile,sym=q8_widen_scales,sym=q8_quantize_rows,sym=gr_q8_quantize_rows,sym=gr_run_plan_q8_0,sym=q8_piece,sym=quantize_share,sym=y_at" ;;
+    # the Q8_0 tiles, the same driver (runtime/driver.c, plan_call.c) through Q8_0's
+    # descriptor (runtime/q8_0_format.c), X's quantisation
+    q8-packed) echo "sym=gr_q8_0_tile,sym=q8_widen_scales,sym=q8_quantize_rows,sym=gr_q8_quantize_rows,sym=gr_run_plan,sym=drive_round,sym=prepare_rows,sym=prepare_x,sym=tile_x,sym=strip_first,sym=quantised,sym=gr_drive_,sym=strips_outer,sym=tiles_outer,sym=strip_weights,sym=y_at,sym=finish_rows,sym=layout_of,sym=k_blocks_of,sym=gr_k_,sym=gr_y_" ;;
     plain-c)  echo "sym=plain_c_linear,sym=widen" ;;
   esac
 }

@@ -2,7 +2,7 @@
  *   count_call PATH M N K [COLUMNS]
  * PATH: kernel-packed, kernel-plain (the generated kernel on packed or [N, K] weights),
  * fallback (the scalar fallback), plain-c (GCC's autovectorized triple loop), q8-packed (the
- * Q8_0 plan of the shape on packed Q8_0 weights, FP32 X: runtime/q8_0_plan.c's call, X
+ * Q8_0 plan of the shape on packed Q8_0 weights, FP32 X: runtime/plan_call.c's call, X
  * quantised once, on one thread). COLUMNS, when
  * given, limits the run to the first COLUMNS output columns (slow paths on big shapes: every
  * column costs the same). Prints the multiply-accumulates measured. Single-threaded: the
@@ -76,10 +76,10 @@ static int run_q8(size_t m, size_t n, size_t k, size_t cols, float *y)
         x[i] = (float)((int)(i * 2654435761u >> 20) % 2001 - 1000) / 256.0f;
     if (gemm_rvv_set_threads(1) != GEMM_RVV_OK)
         return 1;
-    const struct gr_call c = {.x_f32 = x, .m = m, .ldx = k, .y = y, .ldy = n,
+    const struct gr_call c = {.x = x, .m = m, .ldx = k, .y = y, .ldy = n,
                               .w = {.packed = packed, .panel_width = pw, .n = cols, .k = k,
                                     .format = GR_FORMAT_Q8_0}};
-    if (gr_run_plan_q8_0(&c, plan) != GEMM_RVV_OK)
+    if (gr_run_plan(&c, plan) != GEMM_RVV_OK)
         return 1;
     printf("kernel=%s\n", plan->name);
     return 0;
@@ -115,31 +115,17 @@ int main(int argc, char **argv)
         uint32_t *packed = aligned_alloc(64, (gr_packed_words(n, k, pw) * 4 + 63) / 64 * 64);
         if (!packed)
             return 1;
-        const struct gr_variant *isa = gr_isa_variant();
-        gr_pack(w, n, k, k, pw, isa->layout, packed);
+        gr_pack(w, n, k, k, pw, gr_isa_variant()->layout, packed);
         /* One thread: the blocking for a whole L2, as the runtime picks it, unless
          * GEMM_RVV_BLOCKING=shared asks for a core's share of it. */
-        const char *share = getenv("GEMM_RVV_BLOCKING");
-        struct gr_drive d;
-        memset(&d, 0, sizeof d);
-        gr_drive_init(&d, plan, isa,
-                      share && strcmp(share, "shared") == 0 ? GR_L2_SHARED : GR_L2_ALONE, pw,
-                      is_packed);
-        d.x = x;
-        d.ldx = k;
-        d.rows = m;
-        d.packed = is_packed ? packed : NULL;
-        d.plain = is_packed ? NULL : w;
-        d.ldw = k;
-        d.bias = NULL;
-        d.y = y;
-        d.ldy = n;
-        d.y_bf16 = 0;
-        void *scratch = aligned_alloc(64, (gr_drive_bytes(&d) + 63) / 64 * 64 + 64);
-        if (!scratch)
+        if (gemm_rvv_set_threads(1) != GEMM_RVV_OK)
             return 1;
-        const struct gr_cols all = {0, cols};
-        gr_drive_columns(&d, all, all, scratch);
+        const struct gr_call c = {.x = x, .m = m, .ldx = k, .y = y, .ldy = n,
+                                  .w = {.packed = is_packed ? packed : NULL,
+                                        .layout = gr_isa_variant()->layout, .panel_width = pw,
+                                        .plain = w, .ldw = k, .n = cols, .k = k}};
+        if (gr_run_plan(&c, plan) != GEMM_RVV_OK)
+            return 1;
         printf("kernel=%s\n", plan->name);
     } else if (strcmp(path, "fallback") == 0) {
         struct gr_weight_view view = {.plain = w, .ldw = k, .n = n, .k = k};

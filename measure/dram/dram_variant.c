@@ -155,24 +155,20 @@ int main(int argc, char **argv)
     void *packed = lib_aligned(words * sizeof(uint32_t));
     gr_pack(w, n, k, k, pw, variant->layout, packed);
 
+    const struct gr_call c = {.x = x, .m = m, .ldx = k, .y = y, .ldy = n,
+                              .w = {.packed = packed, .layout = variant->layout,
+                                    .panel_width = pw, .n = n, .k = k}};
     struct gr_drive d;
-    memset(&d, 0, sizeof d);
-    gr_drive_init(&d, plan, variant, share, pw, 1);
-    d.ldx = k;
-    d.packed = packed;
-    d.ldw = k;
-    d.bias = NULL;
-    d.ldy = n;
-    d.y_bf16 = 0;
+    gr_drive_init(&d, plan, variant, share, &c);
     size_t scratch_bytes = gr_drive_bytes(&d);
     void *scratch = lib_aligned(scratch_bytes);
 
+    /* One participant, its scratch ours (placed as the lab's buffers are): the row blocks of
+     * runtime/plan_call.c's loop, each over every column. */
     cache_model_start();
+    const struct gr_cols all = {0, n};
     for (size_t row = 0; row < m; row += plan->bucket) {
-        d.x = x + row * k;
-        d.rows = m - row < plan->bucket ? m - row : plan->bucket;
-        d.y = y + row * n;
-        const struct gr_cols all = {0, n};
+        gr_drive_row_block(&d, &c, row);
         gr_drive_columns(&d, all, all, scratch);
     }
     cache_model_stop();

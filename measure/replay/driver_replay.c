@@ -62,9 +62,12 @@
 
 /* The caller's buffers, then the parts of a participant's scratch (gr_drive_scratch_parts;
  * x_copy: its own copy of X, or the call's shared one). */
-enum buffer { B_W, B_X, B_Y, B_PARTIALS, B_X_F, B_WORDS, B_X_COPY, B_X_CARRY, B_Y_TAIL, B_END };
-static const char *const buffer_names[B_END] = {"weights", "x",      "y",       "partials", "x_f",
-                                                "words",   "x_copy", "x_carry", "y_tail"};
+enum buffer {
+    B_W, B_X, B_Y, B_PARTIALS, B_X_F, B_WORDS, B_X_COPY, B_X_CARRY, B_Y_TAIL, B_STRIP, B_END
+};
+static const char *const buffer_names[B_END] = {"weights", "x",      "y",       "partials",
+                                                "x_f",     "words",  "x_copy",  "x_carry",
+                                                "y_tail",  "strip"};
 _Static_assert(B_END - B_PARTIALS == GR_DRIVE_SCRATCH_PARTS, "a name per part of the scratch");
 
 #define MAX_PARTS 16
@@ -302,6 +305,12 @@ static const struct gr_variant trace_variant = {
 static struct gr_settings settings = {0, 0, 0, -1};
 
 const struct gr_variant *gr_isa_variant(void) { return &trace_variant; }
+/* The replay traces BF16 plans: runtime/bf16_format.c's descriptor. */
+const struct gr_format_desc *gr_format_of(uint32_t format)
+{
+    (void)format;
+    return &gr_format_bf16;
+}
 const struct gr_settings *gr_settings(void) { return &settings; }
 int gr_threads_get(void) { return settings.threads; }
 size_t gr_panel_width(void) { return PANEL; }
@@ -509,7 +518,7 @@ int main(int argc, char **argv)
      * same layout whatever the placement, so that only the offsets differ), then the call's
      * scratch. */
     size_t piece_cols;
-    part_count = (int)gr_split_columns(n, PANEL, &piece_cols);
+    part_count = (int)gr_split_columns(n, PANEL, 0, &piece_cols);
     const uint64_t np = (n + PANEL - 1) / PANEL * PANEL;
     const uint64_t sizes[3] = {np * ((k + 1) / 2) * 4, m * k * 2, m * n * 4};
     const uint64_t offsets[3] = {plain ? off_w : 0, off_x, off_y};
@@ -548,20 +557,6 @@ int main(int argc, char **argv)
         r->quantum = QUANTUM + (uint64_t)i * skew;
     }
 
-    /* What the driver does with X for this plan, by its own rule. */
-    struct gr_drive probe;
-    gr_drive_init(&probe, &plan, &trace_variant, threads > 1 ? GR_L2_SHARED : GR_L2_ALONE,
-                  PANEL, !plain);
-    probe.rows = m;
-    probe.ldx = k;
-    probe.packed = plain ? NULL : (const void *)(uintptr_t)base[B_W];
-    gr_drive_rounds(&probe, (size_t)part_count); /* as plan_call.c widens the column blocks */
-    gr_drive_scratch_parts(&probe, piece_parts);
-    const char *x_copy = gr_drive_shares_x(&probe, n) ? "shared"
-                         : gr_drive_copies_x(&probe, 0, piece_cols < n ? piece_cols : n)
-                             ? "own"
-                             : "none";
-
     struct gr_call call = {0};
     call.x = (const uint16_t *)(uintptr_t)base[B_X];
     call.m = m;
@@ -578,6 +573,18 @@ int main(int argc, char **argv)
     }
     call.y = (void *)(uintptr_t)base[B_Y];
     call.ldy = n;
+
+    /* What the driver does with X for this plan, by its own rule. */
+    struct gr_drive probe;
+    gr_drive_init(&probe, &plan, &trace_variant, threads > 1 ? GR_L2_SHARED : GR_L2_ALONE,
+                  &call);
+    gr_drive_rounds(&probe, (size_t)part_count); /* as plan_call.c widens the column blocks */
+    gr_drive_scratch_parts(&probe, piece_parts);
+    const char *x_copy = gr_drive_shares_x(&probe, n) ? "shared"
+                         : gr_drive_copies_x(&probe, 0, piece_cols < n ? piece_cols : n)
+                             ? "own"
+                             : "none";
+
     if (gr_run_plan(&call, &plan) != GEMM_RVV_OK) {
         fprintf(stderr, "driver_replay: the call failed (no scratch at %#llx)\n",
                 (unsigned long long)scratch_at);

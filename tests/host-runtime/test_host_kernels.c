@@ -113,24 +113,25 @@ static void *fallback_y(const struct problem *p, int y_bf16, const float *bias)
     return y;
 }
 
+/* The call of p's operands: packed weights in v's layout, or the plain ones. */
+static struct gr_call call_of(const struct problem *p, const struct gr_variant *v, int packed,
+                              const float *bias, void *y, int y_bf16)
+{
+    return (struct gr_call){.x = p->x, .m = p->m, .ldx = p->ldx,
+                            .w = {.packed = packed ? p->packed[v->layout] : NULL,
+                                  .layout = v->layout, .panel_width = gr_panel_width(),
+                                  .plain = p->w, .ldw = p->ldw, .n = p->n, .k = p->k},
+                            .bias = bias, .y = y, .ldy = p->ldy, .y_bf16 = y_bf16};
+}
+
 /* Columns [begin, end) through the driver; returns whether it read X from its copy. */
 static int drive(const struct gr_plan *plan, const struct gr_variant *v, int share, int packed,
                  const struct problem *p, const float *bias, void *y, int y_bf16, size_t begin,
                  size_t end)
 {
+    const struct gr_call c = call_of(p, v, packed, bias, y, y_bf16);
     struct gr_drive d;
-    memset(&d, 0, sizeof d);
-    gr_drive_init(&d, plan, v, share, gr_panel_width(), packed);
-    d.x = p->x;
-    d.ldx = p->ldx;
-    d.rows = p->m;
-    d.packed = packed ? p->packed[v->layout] : NULL;
-    d.plain = p->w;
-    d.ldw = p->ldw;
-    d.bias = bias;
-    d.y = y;
-    d.ldy = p->ldy;
-    d.y_bf16 = y_bf16;
+    gr_drive_init(&d, plan, v, share, &c);
     void *scratch = zalloc(gr_drive_bytes(&d));
     const struct gr_cols cols = {begin, end};
     gr_drive_columns(&d, cols, cols, scratch);
@@ -180,6 +181,8 @@ static void test_plans_against_fallback(void **state)
     assert_true(gr_registry_count > 0);
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
+        if (e->format != GR_FORMAT_BF16) /* test_q8_0.c drives the Q8_0 plans */
+            continue;
         struct gr_plan small = *e;
         small.blocking[GR_L2_ALONE] =
             (struct gr_blocking){.order = GR_ORDER_STRIPS, .k_block = 8, .col_block = 1,
@@ -212,12 +215,7 @@ static void test_plans_against_fallback(void **state)
 static void run_plan_call(const struct gr_plan *plan, const struct problem *p, int packed,
                           const float *bias, void *y, int y_bf16)
 {
-    const struct gr_variant *v = gr_isa_variant();
-    struct gr_call c = {.x = p->x, .m = p->m, .ldx = p->ldx,
-                        .w = {.packed = packed ? p->packed[v->layout] : NULL,
-                              .layout = v->layout, .panel_width = gr_panel_width(),
-                              .plain = p->w, .ldw = p->ldw, .n = p->n, .k = p->k},
-                        .bias = bias, .y = y, .ldy = p->ldy, .y_bf16 = y_bf16};
+    const struct gr_call c = call_of(p, gr_isa_variant(), packed, bias, y, y_bf16);
     assert_int_equal(gr_run_plan(&c, plan), GEMM_RVV_OK);
 }
 
@@ -233,7 +231,7 @@ static void test_shared_copy_and_rounds(void **state)
     size_t tested = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
-        if (e->bucket < 32)
+        if (e->bucket < 32 || e->format != GR_FORMAT_BF16)
             continue;
         struct gr_plan shared = *e, rounds_only = *e;
         shared.blocking[GR_L2_ALONE] =
@@ -318,7 +316,7 @@ static int has_bucket(const struct gr_plan *e, unsigned bucket)
 {
     for (size_t i = 0; i < gr_registry_count; i++)
         if (gr_registry[i]->n == e->n && gr_registry[i]->k == e->k &&
-            gr_registry[i]->bucket == bucket)
+            gr_registry[i]->format == e->format && gr_registry[i]->bucket == bucket)
             return 1;
     return 0;
 }
@@ -334,7 +332,8 @@ static void test_api_against_reference(void **state)
     size_t served = 0;
     for (size_t i = 0; i < gr_registry_count; i++) {
         const struct gr_plan *e = gr_registry[i];
-        if (e->bucket != 1 || !has_bucket(e, 128)) /* one (N, K) at a time, planned to 128 */
+        /* one BF16 (N, K) at a time, planned to 128 */
+        if (e->format != GR_FORMAT_BF16 || e->bucket != 1 || !has_bucket(e, 128))
             continue;
         for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++) {
             struct problem p = problem_make(e, ms[j], 100 + i + j);

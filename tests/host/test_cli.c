@@ -460,7 +460,7 @@ static void test_path_in_comments(void **state)
 }
 
 /* weights: q8_0 for the whole file with one layer of BF16: the plans, their format in the C
- * data and the manifest, the Q8_0 tiles, and --host-tiles refusing Q8_0 plans. */
+ * data and the manifest, the Q8_0 tiles, and --host-tiles's plain C Q8_0 tiles. */
 static void test_q8_0_plans(void **state)
 {
     (void)state;
@@ -479,23 +479,36 @@ static void test_q8_0_plans(void **state)
                                      "\"K\": 4096, \"format\": \"q8_0\", \"bucket\": 16, "
                                      "\"rows\": 2, "));
     assert_non_null(strstr(manifest, "\"format\": \"bf16\""));
+    /* plain blockings for the BF16 plan only */
+    const char *q8_row = strstr(manifest, "\"name\": \"q8_0_gemm_m16_n4096_k4096\"");
+    assert_non_null(q8_row);
+    const char *next_row = strstr(q8_row + 1, "\"name\": ");
+    const char *plain = strstr(q8_row, "\"plain_alone\"");
+    assert_true(plain == NULL || (next_row && plain > next_row));
+    assert_non_null(strstr(manifest, "\"plain_alone\""));
     free(manifest);
     char *plan = read_file("q8/q8_0_gemv_m1_n4096_k4096.c");
     assert_non_null(plan);
     assert_non_null(strstr(plan, "    .format = GR_FORMAT_Q8_0,\n"));
     assert_non_null(strstr(plan, " * Q8_0 weights (GGUF's blocks, packed with FP16 scales)"));
+    assert_non_null(strstr(plan, " *   plain [N, K] weights: none"));
+    assert_null(strstr(plan, ".plain = {"));
     free(plan);
     char *tiles = read_file("q8/q8_0_tiles.c");
     assert_non_null(tiles);
-    assert_non_null(strstr(tiles, "static void gr_q8_0_tile_r2(const struct gr_q8_tile_args *a)"));
+    assert_non_null(strstr(tiles, "static void gr_q8_0_tile_r2(const struct gr_tile_args *a)"));
     assert_non_null(strstr(tiles, "gr_q8_0_tiles[2] = {gr_q8_0_tile_r1, gr_q8_0_tile_r2};"));
     assert_null(strstr(tiles, "${"));
     assert_null(strstr(tiles, "\n$"));
     free(tiles);
-    assert_int_equal(gen("--host-tiles -o q8-host q8.yaml", &out), 1);
-    assert_non_null(strstr(out, "--host-tiles has no Q8_0 tiles, and 2 plans are Q8_0"));
+    assert_int_equal(gen("--host-tiles -o q8-host q8.yaml", &out), 0);
     free(out);
-    assert_false(exists_in_work("q8-host"));
+    tiles = read_file("q8-host/q8_0_tiles.c");
+    assert_non_null(tiles);
+    assert_non_null(strstr(tiles, "(templates/host/q8_*.c.in, plain C for the host's tests)"));
+    assert_non_null(strstr(tiles, "static void gr_q8_0_tile_r1(const struct gr_tile_args *a)"));
+    assert_null(strstr(tiles, "riscv_vector.h"));
+    free(tiles);
 }
 
 int main(void)

@@ -162,16 +162,26 @@ static uint32_t y_bits(const void *y, int y_bf16, size_t i)
     return y_bf16 ? ((const uint16_t *)y)[i] : ((const uint32_t *)y)[i];
 }
 
+/* The call of p's operands: its packed weights in the variant's layout, or its plain ones. */
+static struct gr_call call_of(const struct problem *p, const struct gr_variant *isa, int packed,
+                              struct output_kind v, void *y)
+{
+    return (struct gr_call){.x = p->x, .m = p->m, .ldx = p->ldx,
+                            .w = {.packed = packed ? p->packed[isa->layout] : NULL,
+                                  .layout = isa->layout, .panel_width = p->panel_width,
+                                  .plain = p->w, .ldw = p->ldw, .n = p->n, .k = p->k},
+                            .bias = v.bias ? p->bias : NULL, .y = y, .ldy = p->ldy,
+                            .y_bf16 = v.y_bf16};
+}
+
 /* The plan's loops over the columns [col_begin, col_end) with the variant's tiles and the
  * blocking of L2 share `share`, on packed or plain weights. */
 static int run_kernel(const struct problem *p, const struct gr_plan *plan,
                       const struct gr_variant *isa, int packed, int share, struct output_kind v,
                       void *y, size_t col_begin, size_t col_end)
 {
-    struct drive_operands o = {p->x, p->ldx, p->m, packed ? p->packed[isa->layout] : NULL, p->w,
-                               p->ldw, p->panel_width, v.bias ? p->bias : NULL, y, p->ldy,
-                               v.y_bf16};
-    return drive_once(plan, isa, share, &o, col_begin, col_end);
+    const struct gr_call c = call_of(p, isa, packed, v, y);
+    return drive_once(plan, isa, share, &c, col_begin, col_end);
 }
 
 static void run_fallback(const struct problem *p, struct output_kind v, void *y)
@@ -587,10 +597,8 @@ static void test_shared_x(void **state)
             if (quick_tier() && pieces != 1 + (i + run / 6) % 3)
                 continue;
             void *base, *got = y_alloc_at(&p, v.y_bf16, y_off, &base);
-            struct drive_operands o = {p.x, p.ldx, p.m, packed ? p.packed[isa->layout] : NULL,
-                                       p.w, p.ldw, p.panel_width, v.bias ? p.bias : NULL, got,
-                                       p.ldy, v.y_bf16};
-            shared += (size_t)drive_pieces(plan, isa, GR_L2_SHARED, &o, p.n, pieces);
+            const struct gr_call c = call_of(&p, isa, packed, v, got);
+            shared += (size_t)drive_pieces(plan, isa, GR_L2_SHARED, &c, pieces);
             expect_same(plan == e ? "cluster blocking" : "shared X, small blocks", e, isa, &p,
                         v, got, expected);
             free(base);

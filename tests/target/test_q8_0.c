@@ -164,13 +164,12 @@ static void test_sizes_and_errors(void **state)
             assert_int_equal(bytes, (blocks_bytes + 63) / 64 * 64); /* the blocks as given */
     }
     assert_int_equal(gemm_rvv_plan_buckets_q8_0(50, 64, NULL, 0), 0);
-    /* tests/target/shapes-test.yaml's Q8_0 layers: M 1, 2, 3, 16, 17, 70 and 1, 7, 16, 128
-     * (the host runtime's build has no Q8_0 tiles, hence no Q8_0 plans). */
+    /* tests/target/shapes-test.yaml's Q8_0 layers (and the host runtime's, the same): M 1, 2,
+     * 3, 16, 17, 70 and 1, 7, 16, 128. */
     int64_t buckets[8];
-    assert_int_equal(gemm_rvv_plan_buckets_q8_0(67, 96, buckets, 8), GR_HOST_TILES ? 0 : 6);
-    assert_int_equal(gemm_rvv_plan_buckets_q8_0(129, 352, buckets, 8), GR_HOST_TILES ? 0 : 4);
-    if (!GR_HOST_TILES)
-        assert_true(buckets[0] == 1 && buckets[3] == 128);
+    assert_int_equal(gemm_rvv_plan_buckets_q8_0(67, 96, buckets, 8), 6);
+    assert_int_equal(gemm_rvv_plan_buckets_q8_0(129, 352, buckets, 8), 4);
+    assert_true(buckets[0] == 1 && buckets[3] == 128);
     assert_int_equal(gemm_rvv_plan_buckets(67, 96, NULL, 0), 0); /* BF16 has none there */
     assert_int_equal(gemm_rvv_weight_bytes_q8_0(50, 64, &bytes), GEMM_RVV_OK);
     assert_int_equal(bytes, (50 * 2 * BB + 63) / 64 * 64); /* no plan: the blocks */

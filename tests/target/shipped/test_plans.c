@@ -82,9 +82,13 @@ static float *run_plan(const struct slice *s, const struct gr_variant *isa, int 
 {
     float *y = calloc(s->m * s->ldy, sizeof *y);
     assert_non_null(y);
-    struct drive_operands o = {s->x, s->ldx, s->m, packed ? s->packed[isa->layout] : NULL,
-                               s->w, s->ldw, s->panel_width, s->bias, y, s->ldy, 0};
-    drive_once(s->plan, isa, share, &o, 0, s->cols);
+    const struct gr_call c = {.x = s->x, .m = s->m, .ldx = s->ldx,
+                              .w = {.packed = packed ? s->packed[isa->layout] : NULL,
+                                    .layout = isa->layout, .panel_width = s->panel_width,
+                                    .plain = s->w, .ldw = s->ldw, .n = s->cols,
+                                    .k = s->plan->k},
+                              .bias = s->bias, .y = y, .ldy = s->ldy};
+    drive_once(s->plan, isa, share, &c, 0, s->cols);
     return y;
 }
 
