@@ -276,17 +276,19 @@ gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *
     return GEMM_RVV_OK;
 }
 
-void gemm_rvv_weight_free(gemm_rvv_weight *weight)
+gemm_rvv_status gemm_rvv_weight_free(gemm_rvv_weight *weight)
 {
     if (!weight)
-        return;
+        return GEMM_RVV_OK;
     pthread_mutex_lock(&live_lock);
-    if (pthread_rwlock_destroy(&weight->lock) != 0) {
+    /* Held by a call, read, write or update running on it: freeing it would pull the weights
+     * from under them. Once taken, nothing running holds it. */
+    if (pthread_rwlock_trywrlock(&weight->lock) != 0) {
         pthread_mutex_unlock(&live_lock);
-        /* Calls still hold it: freeing it now would pull the weights from under them. */
-        fputs("gemm_rvv: gemm_rvv_weight_free on an object in use: not freed\n", stderr);
-        return;
+        return GEMM_RVV_ERR_BUSY;
     }
+    unlock(&weight->lock);
+    pthread_rwlock_destroy(&weight->lock);
     if (weight->prev)
         weight->prev->next = weight->next;
     else

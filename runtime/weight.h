@@ -27,7 +27,8 @@ struct gemm_rvv_weight {
     uint16_t *plain;
     unsigned char *q8; /* Q8_0 without a plan: the GGUF blocks as written, rows contiguous */
     int external; /* the copy lives in the caller's memory (gemm_rvv_weight_create_in) */
-    /* Calls hold it shared, update holds it exclusive: no call sees half-packed values. */
+    /* Calls hold it shared, update holds it exclusive: no call sees half-packed values; free
+     * refuses an object whose lock anyone holds. */
     pthread_rwlock_t lock;
     /* The plans of this (N, K), found once at create: calls do no search. */
     struct gr_shape_plans plans;
