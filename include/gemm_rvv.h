@@ -163,9 +163,11 @@ gemm_rvv_status gemm_rvv_weight_read_q8_0(const gemm_rvv_weight *weight, void *d
  * stride ldy >= N and the element type y_type; bias is N floats or NULL. On any error nothing
  * is written to Y, and the call is not counted (gemm_rvv_counters).
  *
- * Aliasing: Y must not overlap X, the bias, or (gemm_rvv_linear_plain) W, each taken as the
- * memory from its first element to its last ((rows - 1) * ld + cols elements): such a call
- * returns GEMM_RVV_ERR_ALIAS. The inputs may overlap each other; they are only read.
+ * Aliasing: Y must not overlap X, the bias, or W: for gemm_rvv_linear_plain the engine's W,
+ * for an object made by gemm_rvv_weight_create_in(_q8_0) its copy in the caller's memory
+ * (gemm_rvv_weight_bytes(_q8_0) bytes from mem); each taken as the memory from its first
+ * element to its last ((rows - 1) * ld + cols elements): such a call returns
+ * GEMM_RVV_ERR_ALIAS. The inputs may overlap each other; they are only read.
  *
  * Dispatch: a generated kernel serves the call when the build has one for (N, K) and a bucket
  * that holds M (the smallest such); M above the largest bucket runs that bucket's kernel on

@@ -23,6 +23,8 @@ static gemm_rvv_status linear_on_object(const void *x, size_t x_bytes, uint32_t 
     if (s == GEMM_RVV_OK)
         s = gr_check_alias(x, x_bytes, (size_t)m, (size_t)ldx, NULL, weight->n, weight->k, 0,
                            bias, y, (size_t)ldy, y_type);
+    if (s == GEMM_RVV_OK)
+        s = gr_weight_check_alias(weight, y, (size_t)m, (size_t)ldy, y_type);
     if (s != GEMM_RVV_OK || (s = gr_weight_hold(weight)) != GEMM_RVV_OK)
         return s;
     struct gr_call c = {.m = (size_t)m, .ldx = (size_t)ldx, .w = gr_weight_view_of(weight),
