@@ -261,23 +261,32 @@ FULL_DEPS    := $(QUICK_DEPS) engine-deps
 # counted as skipped, not passed.
 SKIPPED_DIR  := $(abspath $(BUILD))/skipped
 export CHECK_SKIPPED_DIR := $(SKIPPED_DIR)
-# Every recipe line of a tier is timed (tools/timed-sh); the tier ends with each check's wall
-# and CPU time (tools/check-times; the log is $(TIME_LOG)).
+# Every recipe line of a tier is timed (tools/timed-sh); the tier ends with each check's
+# status and its wall and CPU time (tools/check-times; the log is $(TIME_LOG)).
 TIME_LOG     := $(abspath $(BUILD))/check-times.log
 TIMED_MAKE    = CHECK_TIME_LOG=$(TIME_LOG) $(MAKE) --no-print-directory \
                 SHELL=$(CURDIR)/tools/timed-sh .SHELLFLAGS='$$@ -c'
+# The checks' output goes to logs, CHECK.log each (building.log: the builds they share;
+# make.log: the commands make ran), not to the terminal, which shows one line per check as it
+# passes and, for a line that fails, its target and the end of its log (tools/timed-sh
+# writes those on fd 7, the terminal).
+CHECK_LOG_DIR := $(abspath $(BUILD))/check-logs
+CHECK_MAKE    = TIER_LOG_DIR=$(CHECK_LOG_DIR) TIER_CHECKS='$(1)' $(TIMED_MAKE) 7>&1 \
+                >>$(CHECK_LOG_DIR)/make.log
+tier-done-%: %
+	@tools/check-times --one $(TIME_LOG) $* >&7
 # The library (`make`'s, with its table) is built while what the checks need is fetched: the
-# fetches wait on the network, the build on the CPU.
+# fetches wait on the network, the build on the CPU. Then the checks in one parallel make, and
+# the README's commands last and alone (they run make themselves).
 define run_tier
-	@rm -rf $(SKIPPED_DIR) $(TIME_LOG)
+	@rm -rf $(SKIPPED_DIR) $(TIME_LOG) $(CHECK_LOG_DIR)
 	@$(TIMED_MAKE) -j$(JOBS) --output-sync=target lib $(3)
-	@$(TIMED_MAKE) -j$(JOBS) --output-sync=target $(1)
-	@$(TIMED_MAKE) test-board
-	@tools/check-times $(TIME_LOG) $(1) test-board
-	@all="$(1) test-board"; skipped=$$(cd $(SKIPPED_DIR) 2>/dev/null && ls | tr "\n" " "); \
-	 passed=$$(for c in $$all; do case " $$skipped " in *" $$c "*) ;; *) echo $$c ;; esac; done); \
-	 echo "make $(2): $$(echo $$passed | wc -w) checks passed ($$(echo $$passed))"; \
-	 for c in $$skipped; do echo "make $(2): $$c SKIPPED: $$(paste -sd';' $(SKIPPED_DIR)/$$c)"; done
+	@mkdir -p $(CHECK_LOG_DIR); \
+	 echo "make $(2): $(words $(1) test-board) checks, each one's output in $(CHECK_LOG_DIR)/CHECK.log"; \
+	 { $(call CHECK_MAKE,$(1) test-board) -j$(JOBS) $(addprefix tier-done-,$(1)) && \
+	   $(call CHECK_MAKE,$(1) test-board) tier-done-test-board; }; status=$$?; \
+	 CHECK_LOG_DIR=$(CHECK_LOG_DIR) tools/check-times --tier $(2) $(TIME_LOG) $(1) test-board; \
+	 exit $$status
 endef
 test:
 	$(call run_tier,$(QUICK_CHECKS),test,$(QUICK_DEPS))

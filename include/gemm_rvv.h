@@ -37,8 +37,10 @@ typedef enum gemm_rvv_status {
     GEMM_RVV_ERR_ALIAS = 9,    /* Y overlaps X, W or the bias */
     GEMM_RVV_ERR_BUFFER = 10,  /* the caller's memory is too small or not aligned */
     GEMM_RVV_ERR_RANGE = 11,   /* elements past the end of the weight */
-    GEMM_RVV_ERR_FORMAT = 12   /* the weight's format is not one this call takes, or K is not a
+    GEMM_RVV_ERR_FORMAT = 12,  /* the weight's format is not one this call takes, or K is not a
                                   multiple of 32 for Q8_0 */
+    GEMM_RVV_ERR_BUSY = 13     /* the weight object is in use: a call, read, write or update
+                                  runs on it */
 } gemm_rvv_status;
 
 typedef enum gemm_rvv_type {
@@ -70,8 +72,11 @@ gemm_rvv_status gemm_rvv_weight_create(const uint16_t *w, int64_t n, int64_t k, 
 gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *w, int64_t ldw);
 
 /* Frees the object and its packed copy (not memory given to gemm_rvv_weight_create_in).
- * NULL is ignored. */
-void gemm_rvv_weight_free(gemm_rvv_weight *weight);
+ * NULL is ignored (GEMM_RVV_OK). An object that a call, read, write or update is running on
+ * is not freed: GEMM_RVV_ERR_BUSY, the object left as it was; free it once they have
+ * returned. A call that starts on an object while it is being freed may find it freed: the
+ * engine must not start one. */
+gemm_rvv_status gemm_rvv_weight_free(gemm_rvv_weight *weight);
 
 /* ---- Weights in the caller's memory --------------------------------------------------------
  * For an engine whose weights live in buffers it manages (a ggml backend buffer): the object's
@@ -158,9 +163,11 @@ gemm_rvv_status gemm_rvv_weight_read_q8_0(const gemm_rvv_weight *weight, void *d
  * stride ldy >= N and the element type y_type; bias is N floats or NULL. On any error nothing
  * is written to Y, and the call is not counted (gemm_rvv_counters).
  *
- * Aliasing: Y must not overlap X, the bias, or (gemm_rvv_linear_plain) W, each taken as the
- * memory from its first element to its last ((rows - 1) * ld + cols elements): such a call
- * returns GEMM_RVV_ERR_ALIAS. The inputs may overlap each other; they are only read.
+ * Aliasing: Y must not overlap X, the bias, or W: for gemm_rvv_linear_plain the engine's W,
+ * for an object made by gemm_rvv_weight_create_in(_q8_0) its copy in the caller's memory
+ * (gemm_rvv_weight_bytes(_q8_0) bytes from mem); each taken as the memory from its first
+ * element to its last ((rows - 1) * ld + cols elements): such a call returns
+ * GEMM_RVV_ERR_ALIAS. The inputs may overlap each other; they are only read.
  *
  * Dispatch: a generated kernel serves the call when the build has one for (N, K) and a bucket
  * that holds M (the smallest such); M above the largest bucket runs that bucket's kernel on
@@ -218,8 +225,10 @@ size_t gemm_rvv_plan_buckets_q8_0(int64_t n, int64_t k, int64_t *m_buckets, size
 /* ---- Settings ------------------------------------------------------------------------------
  * Threads taking part in one call, the calling thread included. The default is the number of
  * online CPUs (at most GEMM_RVV_MAX_THREADS), or GEMM_RVV_THREADS from the environment (see
- * Environment below). Setting waits for running calls to finish; the workers are started once
- * and reused; a call that starts the pool while it is being set waits and keeps the count set.
+ * Environment below). Setting a new count waits until the calls running when it is set have
+ * returned (calls that start meanwhile wait for it); setting the count that runs returns at
+ * once. The workers are started once and reused; a call that starts the pool while it is
+ * being set waits and keeps the count set.
  * Values below 1 mean 1. Returns GEMM_RVV_ERR_THREADS when not all could be started, or for a
  * count above GEMM_RVV_MAX_THREADS (the pool then runs with those that were, or with
  * GEMM_RVV_MAX_THREADS). */

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "dispatch.h"
 #include "isa.h"
+#include "threads.h"
 #include "weight.h"
 
 /* A call on a weight object of `format`, X of x_bytes a value (BF16, or FP32 for Q8_0). */
@@ -22,12 +23,17 @@ static gemm_rvv_status linear_on_object(const void *x, size_t x_bytes, uint32_t 
     if (s == GEMM_RVV_OK)
         s = gr_check_alias(x, x_bytes, (size_t)m, (size_t)ldx, NULL, weight->n, weight->k, 0,
                            bias, y, (size_t)ldy, y_type);
+    if (s == GEMM_RVV_OK)
+        s = gr_weight_check_alias(weight, y, (size_t)m, (size_t)ldy, y_type);
     if (s != GEMM_RVV_OK || (s = gr_weight_hold(weight)) != GEMM_RVV_OK)
         return s;
     const struct gr_call c = {.x = x, .m = (size_t)m, .ldx = (size_t)ldx,
                               .w = gr_weight_view_of(weight), .bias = bias, .y = y,
                               .ldy = (size_t)ldy, .y_bf16 = y_type == GEMM_RVV_BF16};
+    /* After the hold: a call a resize waits for must not wait for a weight's lock. */
+    gr_threads_call_begin();
     s = gr_dispatch(&c, &weight->plans, ((gemm_rvv_weight *)weight)->counters);
+    gr_threads_call_end();
     gr_weight_release(weight);
     return s;
 }
@@ -63,7 +69,10 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
     const struct gr_call c = {.x = x, .m = (size_t)m, .ldx = (size_t)ldx, .w = view,
                               .bias = bias, .y = y, .ldy = (size_t)ldy,
                               .y_bf16 = y_type == GEMM_RVV_BF16};
-    return gr_dispatch(&c, &plans, NULL);
+    gr_threads_call_begin();
+    s = gr_dispatch(&c, &plans, NULL);
+    gr_threads_call_end();
+    return s;
 }
 
 gemm_rvv_status gemm_rvv_linear_f32x(const float *x, int64_t m, int64_t ldx,

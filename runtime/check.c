@@ -62,3 +62,10 @@ gemm_rvv_status gr_check_alias(const void *x, size_t x_elem, size_t m, size_t ld
         return GEMM_RVV_ERR_ALIAS;
     return GEMM_RVV_OK;
 }
+
+gemm_rvv_status gr_check_alias_bytes(const void *y, size_t m, size_t n, size_t ldy,
+                                     gemm_rvv_type y_type, const void *mem, size_t bytes)
+{
+    return overlap(y, m, n, ldy, y_elem(y_type), mem, 1, bytes, bytes, 1) ? GEMM_RVV_ERR_ALIAS
+                                                                         : GEMM_RVV_OK;
+}

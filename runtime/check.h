@@ -18,11 +18,17 @@ gemm_rvv_status gr_check_call(const void *x, size_t x_elem, int64_t m, int64_t l
                               int64_t k, const void *y, int64_t ldy, gemm_rvv_type y_type);
 
 /* GEMM_RVV_ERR_ALIAS when Y's extent (first element to last) overlaps X's (x_elem bytes an
- * element), the bias's (N floats) or W's (plain weights; w NULL for a weight object, which
- * owns its copy). Arguments already checked by gr_check_call (and gr_check_matrix for W). */
+ * element), the bias's (N floats) or W's (plain weights; w NULL for a weight object, whose
+ * copy gr_check_alias_bytes checks). Arguments already checked by gr_check_call (and
+ * gr_check_matrix for W). */
 gemm_rvv_status gr_check_alias(const void *x, size_t x_elem, size_t m, size_t ldx,
                                const uint16_t *w, size_t n, size_t k, size_t ldw,
                                const float *bias, const void *y, size_t ldy,
                                gemm_rvv_type y_type);
+
+/* GEMM_RVV_ERR_ALIAS when Y's extent overlaps the `bytes` bytes at mem (a weight object's
+ * copy, the caller's memory when made by gemm_rvv_weight_create_in). */
+gemm_rvv_status gr_check_alias_bytes(const void *y, size_t m, size_t n, size_t ldy,
+                                     gemm_rvv_type y_type, const void *mem, size_t bytes);
 
 #endif

@@ -22,6 +22,8 @@ const char *gemm_rvv_strerror(gemm_rvv_status status)
     case GEMM_RVV_ERR_FORMAT:
         return "the weight's format (BF16 or Q8_0) is not one this call takes, or K is not a "
                "multiple of 32 for Q8_0";
+    case GEMM_RVV_ERR_BUSY:
+        return "the weight object is in use: a call, read, write or update runs on it";
     }
     return "unknown status";
 }

@@ -33,12 +33,13 @@ static struct {
     int threads;             /* participants per call: workers + the caller */
     int wanted;              /* the count last set, or 0: gr_threads_default() */
     int stopping, resizing, started;
+    int calls;               /* public calls running (gr_threads_call_begin to _end) */
     int affinity;            /* a gr_affinity */
     int affinity_chosen;     /* set by a call or read from the environment */
     int cpus[MAX_THREADS];   /* the CPUs the process may run on, read when first pinning */
     int cpu_count;
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_COND_INITIALIZER, NULL, {0}, 0, 1, 0, 0, 0, 0, GR_AFFINITY_NONE, 0, {0}, 0};
+          PTHREAD_COND_INITIALIZER, NULL, {0}, 0, 1, 0, 0, 0, 0, 0, GR_AFFINITY_NONE, 0, {0}, 0};
 
 static void unlink_job(struct job *j)
 {
@@ -184,13 +185,14 @@ int gr_threads_default(void)
     return cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
 }
 
-/* Resizes once no call is running; calls that arrive meanwhile wait for it. */
+/* Resizes once no call is running (a call is several jobs: the queue empties between them);
+ * calls that arrive meanwhile wait for it. */
 static int resize(int count)
 {
     while (pool.resizing)
         pthread_cond_wait(&pool.idle, &pool.lock);
     pool.resizing = 1;
-    while (pool.head)
+    while (pool.calls > 0 || pool.head)
         pthread_cond_wait(&pool.idle, &pool.lock);
     int rc = restart_workers(count);
     pool.started = 1;
@@ -200,10 +202,11 @@ static int resize(int count)
 }
 
 /* Starts the pool unless it runs already or is being started or resized: a first call that
- * meets gr_threads_set waits for it and keeps the count it set. Lock held. */
+ * meets gr_threads_set waits for it and keeps the count it set. While calls run, a resize
+ * only waits for them, and they (and what they ask) must not wait for it. Lock held. */
 static void start_if_needed(void)
 {
-    while (pool.resizing)
+    while (pool.resizing && pool.calls == 0)
         pthread_cond_wait(&pool.idle, &pool.lock);
     if (!pool.started)
         resize(pool.wanted ? pool.wanted : gr_threads_default());
@@ -262,10 +265,38 @@ void gr_parallel_for(size_t count, void (*fn)(void *ctx, size_t i), void *ctx)
         fn(ctx, i);
 }
 
-/* Waits for a resize in progress, so that the worker list is complete. Lock held. */
-static void wait_resize(void)
+void gr_threads_call_begin(void)
 {
+    pthread_mutex_lock(&pool.lock);
     while (pool.resizing)
+        pthread_cond_wait(&pool.idle, &pool.lock);
+    start_if_needed();
+    pool.calls++;
+    pthread_mutex_unlock(&pool.lock);
+}
+
+void gr_threads_call_end(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    if (--pool.calls == 0)
+        pthread_cond_broadcast(&pool.idle);
+    pthread_mutex_unlock(&pool.lock);
+}
+
+int gr_threads_calls(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    int n = pool.calls;
+    pthread_mutex_unlock(&pool.lock);
+    return n;
+}
+
+/* Waits while workers are being stopped (the only time a resize lets the lock go), so that
+ * the worker list is complete. A resize still waiting for calls is not waited for: a call on
+ * plain weights may need the scratch or counter lock that a fork holds by then. Lock held. */
+static void wait_workers(void)
+{
+    while (pool.stopping)
         pthread_cond_wait(&pool.idle, &pool.lock);
 }
 
@@ -274,7 +305,7 @@ int gr_threads_set_affinity(int mode)
     if (mode != GR_AFFINITY_NONE && mode != GR_AFFINITY_COMPACT && mode != GR_AFFINITY_SPREAD)
         return -1;
     pthread_mutex_lock(&pool.lock);
-    wait_resize();
+    wait_workers();
     if (pool.cpu_count == 0)
         read_allowed_cpus();
     pool.affinity = mode;
@@ -299,7 +330,7 @@ int gr_threads_worker_cpu(int worker)
     cpu_set_t set;
     int cpu = -1;
     pthread_mutex_lock(&pool.lock);
-    wait_resize();
+    wait_workers();
     if (worker >= 0 && worker < pool.worker_count &&
         pthread_getaffinity_np(pool.workers[worker], sizeof set, &set) == 0 &&
         CPU_COUNT(&set) == 1)
@@ -312,14 +343,14 @@ int gr_threads_worker_cpu(int worker)
 
 /* ---- fork -------------------------------------------------------------------------------- */
 
-/* The pool's lock is held across fork(), once no resize is under way (no worker is starting
- * or stopping), so the child's copy of the queue and counts is whole; the child has none of the
+/* The pool's lock is held across fork(), once no worker is stopping (workers start with the
+ * lock held), so the child's copy of the queue and counts is whole; the child has none of the
  * workers, so it forgets them (never joining them) and starts its own pool at the count last
  * set on its first call. */
 void gr_threads_fork_prepare(void)
 {
     pthread_mutex_lock(&pool.lock);
-    wait_resize();
+    wait_workers();
 }
 
 void gr_threads_fork_parent(void) { pthread_mutex_unlock(&pool.lock); }
@@ -327,6 +358,7 @@ void gr_threads_fork_parent(void) { pthread_mutex_unlock(&pool.lock); }
 void gr_threads_fork_child(void)
 {
     pool.head = NULL;
+    pool.calls = 0; /* the parent's callers are not in the child */
     pool.worker_count = 0;
     pool.threads = 1;
     pool.stopping = pool.resizing = pool.started = 0;

@@ -9,6 +9,15 @@
  * and returns when all have finished. Which thread runs which i does not change any result. */
 void gr_parallel_for(size_t count, void (*fn)(void *ctx, size_t i), void *ctx);
 
+/* Around each public call (its several gr_parallel_for jobs): gr_threads_set waits until no
+ * call runs, and calls that begin while it waits wait for it; a running call never waits for
+ * a resize. Begin starts the pool if needed. */
+void gr_threads_call_begin(void);
+void gr_threads_call_end(void);
+
+/* The calls between gr_threads_call_begin and _end now. For tests. */
+int gr_threads_calls(void);
+
 /* Threads taking part in a call (the caller counts as one; below 1 means 1). 0 on success,
  * -1 if a thread could not be started (the pool then has as many as could) or count is above
  * GEMM_RVV_MAX_THREADS (the pool then has that many). */

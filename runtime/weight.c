@@ -105,6 +105,7 @@ gemm_rvv_status gr_weight_new(uint32_t format, int64_t n, int64_t k, void *mem, 
     obj->k = (size_t)k;
     obj->format = format;
     size_t bytes = choose_form(obj);
+    obj->bytes = bytes;
     obj->external = mem != NULL;
     if (bytes == 0)
         s = GEMM_RVV_ERR_OVERFLOW;
@@ -276,17 +277,19 @@ gemm_rvv_status gemm_rvv_weight_update(gemm_rvv_weight *weight, const uint16_t *
     return GEMM_RVV_OK;
 }
 
-void gemm_rvv_weight_free(gemm_rvv_weight *weight)
+gemm_rvv_status gemm_rvv_weight_free(gemm_rvv_weight *weight)
 {
     if (!weight)
-        return;
+        return GEMM_RVV_OK;
     pthread_mutex_lock(&live_lock);
-    if (pthread_rwlock_destroy(&weight->lock) != 0) {
+    /* Held by a call, read, write or update running on it: freeing it would pull the weights
+     * from under them. Once taken, nothing running holds it. */
+    if (pthread_rwlock_trywrlock(&weight->lock) != 0) {
         pthread_mutex_unlock(&live_lock);
-        /* Calls still hold it: freeing it now would pull the weights from under them. */
-        fputs("gemm_rvv: gemm_rvv_weight_free on an object in use: not freed\n", stderr);
-        return;
+        return GEMM_RVV_ERR_BUSY;
     }
+    unlock(&weight->lock);
+    pthread_rwlock_destroy(&weight->lock);
     if (weight->prev)
         weight->prev->next = weight->next;
     else
@@ -300,6 +303,16 @@ void gemm_rvv_weight_free(gemm_rvv_weight *weight)
         free(weight->q8);
     }
     free(weight);
+    return GEMM_RVV_OK;
+}
+
+gemm_rvv_status gr_weight_check_alias(const gemm_rvv_weight *weight, const void *y, size_t m,
+                                      size_t ldy, gemm_rvv_type y_type)
+{
+    const void *copy = weight->packed ? (const void *)weight->packed
+                       : weight->q8   ? (const void *)weight->q8
+                                      : (const void *)weight->plain;
+    return gr_check_alias_bytes(y, m, weight->n, ldy, y_type, copy, weight->bytes);
 }
 
 struct gr_weight_view gr_weight_view_of(const gemm_rvv_weight *weight)

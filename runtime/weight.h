@@ -26,8 +26,10 @@ struct gemm_rvv_weight {
     size_t panel_width;
     uint16_t *plain;
     unsigned char *q8; /* Q8_0 without a plan: the GGUF blocks as written, rows contiguous */
+    size_t bytes; /* of the copy (packed, plain or q8), padding included */
     int external; /* the copy lives in the caller's memory (gemm_rvv_weight_create_in) */
-    /* Calls hold it shared, update holds it exclusive: no call sees half-packed values. */
+    /* Calls hold it shared, update holds it exclusive: no call sees half-packed values; free
+     * refuses an object whose lock anyone holds. */
     pthread_rwlock_t lock;
     /* The plans of this (N, K), found once at create: calls do no search. */
     struct gr_shape_plans plans;
@@ -64,6 +66,11 @@ void gr_weight_publish(struct gemm_rvv_weight *obj, gemm_rvv_weight **out);
  * GEMM_RVV_ERR_THREADS; gr_weight_unlock releases it (and gr_weight_hold's). */
 gemm_rvv_status gr_weight_lock(gemm_rvv_weight *weight);
 void gr_weight_unlock(const gemm_rvv_weight *weight);
+
+/* GEMM_RVV_ERR_ALIAS when a call's Y [m, N] (ldy, y_type) overlaps the object's copy: the
+ * caller's memory when the object was made by gemm_rvv_weight_create_in. */
+gemm_rvv_status gr_weight_check_alias(const gemm_rvv_weight *weight, const void *y, size_t m,
+                                      size_t ldy, gemm_rvv_type y_type);
 
 /* What the fallback and the driver read of the object's weights. */
 struct gr_weight_view gr_weight_view_of(const gemm_rvv_weight *weight);

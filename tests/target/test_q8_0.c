@@ -273,6 +273,56 @@ static void test_format_errors(void **state)
     free(blocks);
 }
 
+/* A call on obj with X of `rows` rows of k floats (y_over_copy_refused's callback). */
+struct f32x_call {
+    const gemm_rvv_weight *obj;
+    const float *x;
+    int64_t rows, n, k;
+};
+
+static int call_f32x(void *ctx, void *y, int bf16)
+{
+    const struct f32x_call *c = ctx;
+    return gemm_rvv_linear_f32x(c->x, c->rows, c->k, c->obj, NULL, y, c->n,
+                                bf16 ? GEMM_RVV_BF16 : GEMM_RVV_F32);
+}
+
+/* Y over a create_in object's copy (the caller's memory) is refused with GEMM_RVV_ERR_ALIAS,
+ * the copy unchanged; Y right after it is served. 67 x 96 has plans (packed with V), 50 x 64
+ * none (the blocks). */
+static void test_y_over_the_copy(void **state)
+{
+    (void)state;
+    enum { ROWS = 3 };
+    static const int64_t own[2][2] = {{67, 96}, {50, 64}};
+    for (int s = 0; s < 2; s++) {
+        int64_t n = own[s][0], k = own[s][1];
+        size_t bytes, y_bytes = (size_t)(ROWS * n) * sizeof(float);
+        assert_int_equal(gemm_rvv_weight_bytes_q8_0(n, k, &bytes), GEMM_RVV_OK);
+        unsigned char *mem = aligned_alloc(GEMM_RVV_WEIGHT_ALIGN, bytes + (y_bytes + 63) / 64 * 64);
+        unsigned char *blocks = random_blocks((size_t)(n * k / 32), 40);
+        float *x = random_x((size_t)(ROWS * k), 41), *apart = malloc(y_bytes);
+        assert_true(mem && apart);
+        gemm_rvv_weight *obj;
+        assert_int_equal(gemm_rvv_weight_create_in_q8_0(n, k, mem, bytes, &obj), GEMM_RVV_OK);
+        assert_int_equal(gemm_rvv_weight_write_q8_0(obj, blocks, 0, (size_t)(n * k / 32)),
+                         GEMM_RVV_OK);
+        struct f32x_call c = {obj, x, ROWS, n, k};
+        size_t bad = y_over_copy_refused(call_f32x, &c, mem, bytes, GEMM_RVV_ERR_ALIAS);
+        if (bad)
+            fail_msg("%lld x %lld: Y at byte %zu of the copy not refused, or the copy written",
+                     (long long)n, (long long)k, bad - 1);
+        assert_int_equal(call_f32x(&c, apart, 0), GEMM_RVV_OK);
+        assert_int_equal(call_f32x(&c, mem + bytes, 0), GEMM_RVV_OK);
+        assert_memory_equal(mem + bytes, apart, y_bytes);
+        gemm_rvv_weight_free(obj);
+        free(apart);
+        free(x);
+        free(blocks);
+        free(mem);
+    }
+}
+
 /* Writes the blocks in pieces of seeded sizes (1 block up to a few rows), front to back or
  * back to front. */
 static void write_in_pieces(gemm_rvv_weight *obj, const unsigned char *blocks, size_t total,
@@ -597,7 +647,7 @@ int main(void)
         cmocka_unit_test(test_sizes_and_errors), cmocka_unit_test(test_format_errors),
         cmocka_unit_test(test_write_read),       cmocka_unit_test(test_linear),
         cmocka_unit_test(test_special_values),   cmocka_unit_test(test_special_on_plans),
-        cmocka_unit_test(test_counters),
+        cmocka_unit_test(test_counters),         cmocka_unit_test(test_y_over_the_copy),
     };
     return cmocka_run_group_tests_name("q8_0", tests, NULL, NULL);
 }

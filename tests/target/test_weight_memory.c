@@ -121,6 +121,55 @@ static void test_sizes_and_errors(void **state)
     free(mem); /* free left the block to its owner */
 }
 
+/* A call on obj with X of M rows of k (y_over_copy_refused's callback). */
+struct bf16_call {
+    const gemm_rvv_weight *obj;
+    const uint16_t *x;
+    int64_t n, k;
+};
+
+static int call_bf16(void *ctx, void *y, int bf16)
+{
+    const struct bf16_call *c = ctx;
+    return gemm_rvv_linear(c->x, M, c->k, c->obj, NULL, y, c->n,
+                           bf16 ? GEMM_RVV_BF16 : GEMM_RVV_F32);
+}
+
+/* With create_in the object's copy is the caller's memory, as plain W is: Y over it is refused
+ * with GEMM_RVV_ERR_ALIAS and the copy keeps its bytes; Y right after it is served. Packed
+ * (plans) and plain rows. */
+static void test_y_over_the_copy(void **state)
+{
+    (void)state;
+    for (int s = 0; s < 2; s++) {
+        int64_t n = shapes[s][0], k = shapes[s][1];
+        size_t bytes, y_bytes = (size_t)(M * n) * sizeof(float);
+        assert_int_equal(gemm_rvv_weight_bytes(n, k, &bytes), GEMM_RVV_OK);
+        unsigned char *mem = block(bytes + y_bytes, 0);
+        uint16_t *w = random_weight((size_t)(n * k), 30 + (uint64_t)s), x[M * 64];
+        struct rng r = {31};
+        fill_bf16(&r, x, (size_t)(M * k), 0);
+        gemm_rvv_weight *obj;
+        assert_int_equal(gemm_rvv_weight_create_in(n, k, mem, bytes, &obj), GEMM_RVV_OK);
+        assert_int_equal(gemm_rvv_weight_write(obj, w, 0, (size_t)(n * k)), GEMM_RVV_OK);
+        struct bf16_call c = {obj, x, n, k};
+        size_t bad = y_over_copy_refused(call_bf16, &c, mem, bytes, GEMM_RVV_ERR_ALIAS);
+        if (bad)
+            fail_msg("%lld x %lld: Y at byte %zu of the copy not refused, or the copy written",
+                     (long long)n, (long long)k, bad - 1);
+        float *apart = malloc(y_bytes);
+        assert_non_null(apart);
+        assert_int_equal(call_bf16(&c, apart, 0), GEMM_RVV_OK);
+        assert_int_equal(call_bf16(&c, mem + bytes, 0), GEMM_RVV_OK);
+        assert_memory_equal(mem + bytes, apart, y_bytes);
+        gemm_rvv_weight_free(obj);
+        expect_guard(mem, bytes + y_bytes);
+        free(apart);
+        free(w);
+        free(mem);
+    }
+}
+
 /* Writes w into obj in pieces of seeded sizes (1 element up to a few rows), in an order that
  * visits every piece once, front to back or back to front. */
 static void write_in_pieces(gemm_rvv_weight *obj, const uint16_t *w, size_t total, size_t k,
@@ -196,6 +245,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes_and_errors),
         cmocka_unit_test(test_pieces_match_create),
+        cmocka_unit_test(test_y_over_the_copy),
     };
     return cmocka_run_group_tests_name("weight_memory", tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint64_t digest_add(uint64_t h, const void *bytes, size_t count)
@@ -85,4 +86,20 @@ double sum_error_bound(size_t k, double abs_sum)
     const double u = 0x1p-24;
     double n = (double)(k > 1 ? k - 1 : 1);
     return n * u / (1 - n * u) * abs_sum * 1.01 + 0x1p-149;
+}
+
+size_t y_over_copy_refused(int (*call)(void *ctx, void *y, int bf16), void *ctx,
+                           unsigned char *mem, size_t bytes, int refused)
+{
+    const size_t at[3] = {0, bytes / 8 * 4, bytes - 2};
+    unsigned char *was = malloc(bytes);
+    size_t bad = 0;
+    if (!was)
+        return 1;
+    memcpy(was, mem, bytes);
+    for (int p = 0; p < 3 && !bad; p++)
+        if (call(ctx, mem + at[p], p == 2) != refused || memcmp(mem, was, bytes) != 0)
+            bad = 1 + at[p];
+    free(was);
+    return bad;
 }

@@ -34,4 +34,11 @@ double sum_error_bound(size_t k, double abs_sum);
 uint64_t digest_add(uint64_t h, const void *bytes, size_t count);
 void digest_print(const char *what, uint64_t h);
 
+/* Y over a weight object's copy in the caller's memory (`bytes` at mem, gemm_rvv_weight_create_in):
+ * at its first byte, at its middle and, BF16, from its last two bytes on. call(ctx, y, bf16)
+ * makes the call with that Y and returns its status. 0 when each returned `refused` and left
+ * mem as it was, else 1 + the offset of Y in the copy of the first that did not. */
+size_t y_over_copy_refused(int (*call)(void *ctx, void *y, int bf16), void *ctx,
+                           unsigned char *mem, size_t bytes, int refused);
+
 #endif
