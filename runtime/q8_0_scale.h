@@ -1,7 +1,7 @@
-/* The FP16 scales of Q8_0 blocks: FP16 <-> FP32 in integer code, and the scale of a block of
- * FP32 activations by ggml's rule (docs/numerics.md, "Q8_0 weights"). Scalar code shared by
- * the fallback (runtime/q8_0.c) and the vector quantiser (templates/base/q8_support.c.in), so
- * that both take the same scale from the same amax. */
+/* The FP16 scales of Q8_0 blocks: FP16 to FP32 and FP32 rounded to FP16 in integer code, and
+ * the scale of a block of FP32 activations by ggml's rule (docs/numerics.md, "Q8_0 weights").
+ * Scalar code shared by the fallback (runtime/q8_0.c) and the vector quantiser
+ * (templates/base/q8_support.c.in), so that both take the same scale from the same amax. */
 #ifndef GEMM_RVV_Q8_0_SCALE_H
 #define GEMM_RVV_Q8_0_SCALE_H
 
@@ -38,53 +38,59 @@ static inline float gr_fp16_to_f32(uint16_t h)
     return f;
 }
 
-/* f as FP16, rounded to nearest, ties to even, as IEEE conversion (and ggml's
- * GGML_FP32_TO_FP16) rounds: magnitudes from 65520 up give Inf, those up to 2^-25 give zero
- * (2^-25 itself is the tie with zero), a NaN gives the quiet NaN 0x7e00 of its sign.
- * Integer code: no rounding mode, no Zfh. */
-static inline uint16_t gr_f32_to_fp16_bits(float f)
+/* f rounded to the nearest FP16 value, ties to even, as IEEE conversion (and ggml's
+ * GGML_FP32_TO_FP16) rounds, held as an FP32 (exactly): magnitudes from 65520 up give Inf,
+ * those up to 2^-25 give zero (2^-25 itself is the tie with zero), a NaN stays a quiet NaN.
+ * Integer code on the FP32 bits (no rounding mode, no Zfh), the FP16 normal range first: it
+ * runs once per block of activations. */
+static inline float gr_f32_round_fp16(float f)
 {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
-    const uint16_t sign = (uint16_t)(x >> 16 & 0x8000u);
     const uint32_t a = x & 0x7fffffffu;
-    if (a > 0x7f800000u)
-        return sign | 0x7e00u;
-    if (a >= 0x477ff000u) /* 65520: halfway between 65504 and 2^16 */
-        return sign | 0x7c00u;
-    if (a >= 0x38800000u) { /* 2^-14 and up: normal; drop 13 mantissa bits */
-        uint32_t h = a - (112u << 23); /* the exponent rebiased from 127 to 15 */
-        h += 0xfffu + (h >> 13 & 1u);  /* a carry out of the mantissa raises the exponent */
-        return sign | (uint16_t)(h >> 13);
+    uint32_t r;
+    if (a - 0x38800000u < 0x477ff000u - 0x38800000u) {
+        /* [2^-14, 65520): keep 10 mantissa bits; a carry raises the exponent (to 2^16 at most,
+         * from 65504 + half an ulp and up, which the range leaves out) */
+        r = (a + 0xfffu + (a >> 13 & 1u)) & ~0x1fffu;
+    } else if (a >= 0x38800000u) {
+        r = a > 0x7f800000u ? a | 0x400000u : 0x7f800000u; /* NaN (made quiet), else Inf */
+    } else {
+        /* Subnormal FP16 or zero: |f| rounded to a multiple of 2^-24, m * 2^(e - 150) with
+         * m the 24-bit significand; exponents below 102 (|f| < 2^-25) give 0. */
+        const uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
+        uint32_t h = 0;
+        if (e >= 102) {
+            const uint32_t shift = 126 - e; /* 14 .. 24 */
+            const uint32_t half = 1u << (shift - 1), rest = m & ((1u << shift) - 1);
+            h = m >> shift;
+            h += rest > half || (rest == half && (h & 1u));
+        }
+        const float v = (float)h * 0x1p-24f; /* exact: h <= 2^10 */
+        memcpy(&r, &v, sizeof r);
     }
-    /* Subnormal or zero: round(|f| * 2^24) in units of 2^-24 (exponent e < 113). */
-    const uint32_t e = a >> 23;
-    if (e < 102) /* |f| < 2^-25 */
-        return sign;
-    const uint32_t m = (a & 0x7fffffu) | 0x800000u, shift = 126 - e; /* 14 .. 24 */
-    const uint32_t half = 1u << (shift - 1), rest = m & ((1u << shift) - 1);
-    uint32_t h = m >> shift;
-    h += rest > half || (rest == half && (h & 1u)); /* reaching 0x400 is the smallest normal */
-    return sign | (uint16_t)h;
+    r |= x & 0x80000000u;
+    memcpy(&f, &r, sizeof f);
+    return f;
 }
 
 /* A block of FP32 activations quantised as ggml's CPU backend does it for a Q8_0 product
  * (quantize_row_q8_0): from the block's finite amax = max |x|, d = amax / 127 in FP32; the
  * block's scale is d rounded to FP16 (held as the FP32 of that FP16 value), and each
- * q = x * inv, inv = 1 / d from the FP32 d (0 when d is 0), rounded to nearest, ties to even.
+ * q = x * inv, inv = 1 / d from the FP32 d, rounded to nearest, ties to even.
  * |x * inv| <= 127 (1 + 3 * 2^-24) < 127.5 wherever the FP16 scale is not 0, so q fits int8
- * unclamped; where it is 0 every term of the block is +-0 (or NaN with an Inf or NaN weight
- * scale) whatever q is, and the library sets q = 0. */
+ * unclamped; where it is 0 (d <= 2^-25) every term of the block is +-0 (or NaN with an Inf or
+ * NaN weight scale) whatever q is, so the library sets q = 0 and inv (Inf for d = 0, where
+ * ggml takes 0) is not used. */
 struct gr_q8_x_scale {
     float d;   /* the FP16 scale's value */
-    float inv; /* what x is multiplied by */
+    float inv; /* what x is multiplied by where d is not 0 */
 };
 
 static inline struct gr_q8_x_scale gr_q8_x_scale(float amax)
 {
     const float d = amax / 127.0f;
-    return (struct gr_q8_x_scale){gr_fp16_to_f32(gr_f32_to_fp16_bits(d)),
-                                  d != 0.0f ? 1.0f / d : 0.0f};
+    return (struct gr_q8_x_scale){gr_f32_round_fp16(d), 1.0f / d};
 }
 
 #endif
