@@ -1450,9 +1450,9 @@ static void expect_bytes(const char *where, const struct ggml_tensor *t, const u
 /* Activations at the edges of ggml's Q8_0 quantisation, one kind of block after another: exact
  * ties (amax 127 makes d = 1, amax 508 d = 4), FP16 scales at a tie of their rounding
  * (d = 1 + 2^-11, 1 + 3 * 2^-11) and at the largest finite one (65504 from d = 65519), zero
- * blocks, a scale that rounds to 0 (d = 2^-25), a subnormal one, d = 2^-11, and ordinary values of
- * magnitudes 2^-10 .. 2^9. With `overflow`, the last block's amax makes d = 65520: an FP16
- * scale of Inf. */
+ * blocks, a scale that rounds to 0 (d = 2^-25), a subnormal one, d = 2^-11, and ordinary
+ * values of magnitudes 2^-10 .. 2^9. With `overflow`, the last block's amax makes d = 65520:
+ * an FP16 scale of Inf. */
 static void fill_q8_x_edges(float *x, size_t count, bool overflow)
 {
     static const float amax[] = {127.0f, 508.0f, 127.0f * (1 + 0x1p-11f),
@@ -1520,7 +1520,8 @@ static void group_q8_0(void)
                 fill_q8_0(b, bytes / Q8_BLOCK_BYTES, special);
                 ggml_backend_tensor_set(w.t, b, 0, bytes);
                 fill_q8_x_edges(x, (size_t)(k * m), m > 1);
-                check_product_of(w.t, b, m, x, special ? "special weight scales" : "finite weight scales");
+                check_product_of(w.t, b, m, x,
+                                 special ? "special weight scales" : "finite weight scales");
             }
         }
         weight_free(&w);

@@ -612,7 +612,7 @@ static void test_special_on_plans(void **state)
         /* Row r's special value, at element r of one block: zeros, underflow, Inf, NaN, huge
          * values, then as the amax of a block (its other values within +-amax / 2): the FP16
          * scale's overflow (d = 65520) and the largest below it, the tie of 0 and 2^-24
-         * (d = 2^-25), a subnormal d, and a zero block. */
+         * (d = 2^-25), a subnormal d, a zero block and d = 2^-11. */
         static const float specials[] = {0.0f /* row 0 stays ordinary */,
                                          0x1p-149f, INFINITY, NAN, 0x1p120f, -0x1p127f,
                                          8321040.0f, -8320913.0f, 127 * 0x1p-25f,
@@ -627,7 +627,7 @@ static void test_special_on_plans(void **state)
                 for (int j = 0; j < 32; j++)
                     block[j] = 0x1p-149f;
             /* Another block of ties: amax 127 makes d = 1, so v * (1 / d) = +-2.5, +-3.5, ...
-             * exactly, which round to even (ties away from zero would give 3, 4, ...). */
+             * exactly, which round to even, +-2, +-4 (ties away from zero: +-3, +-4). */
             float *ties = x + r * (k + 5) + 32 * ((r + 1) % kb);
             for (int j = 0; j < 32; j++)
                 ties[j] = j == 0 ? 127.0f : (j % 2 ? 1.0f : -1.0f) * (0.5f + (float)(j % 7));
