@@ -118,14 +118,17 @@ gemm_rvv_status gemm_rvv_weight_read(const gemm_rvv_weight *weight, uint16_t *ds
  * (gemm_rvv_linear, _update, _write, _read) return GEMM_RVV_ERR_FORMAT, and so do the Q8_0
  * calls below on a BF16 object.
  *
- * Results of gemm_rvv_linear_f32x (docs/numerics.md has the error bound): each row of X is
- * quantised per block of 32 k, once per call: amax = max |x|, d_x = amax / 127 (FP32),
- * q_x = roundf(x / d_x) (ties away from zero) clamped to [-127, 127]; d_x = 0 makes every q_x
- * 0, and a block holding an Inf or NaN gets d_x = NaN (its outputs are NaN). Each output is
- * then, over the blocks in increasing k from acc = -0.0f, acc = fmaf(d_w * d_x, (float)isum,
- * acc) in FP32, isum the exact int32 sum of the block's 32 products q_w * q_x; the bias is
- * added after. The scale d_w is the block's FP16 scale, exactly (a subnormal too; Inf and NaN
- * stay so, and make the block's terms Inf or NaN as FP32 arithmetic does: Inf * 0 is NaN). */
+ * Results of gemm_rvv_linear_f32x: those of ggml's CPU backend (ggml 0.27's RVV variant) for
+ * the same Q8_0 product, bit for bit (docs/numerics.md has the rule's detail and its error
+ * bound). Each row of X is quantised per block of 32 k, once per call: amax = max |x|,
+ * d = amax / 127 (FP32), the block's scale d_x = d rounded to FP16 (nearest even; Inf from
+ * d >= 65520), q_x = x * (1 / d) in FP32 rounded to nearest, ties to even; d_x = 0 makes every
+ * q_x 0, and a block holding an Inf or NaN gets d_x = NaN (its outputs are NaN; here ggml
+ * differs). Each output is then, over the blocks in increasing k from acc = +0.0f,
+ * acc = fmaf((float)isum, d_w * d_x, acc) in FP32, isum the exact int32 sum of the block's 32
+ * products q_w * q_x; the bias is added after. The scale d_w is the block's FP16 scale,
+ * exactly (a subnormal too; Inf and NaN stay so, and make the block's terms Inf or NaN as
+ * FP32 arithmetic does: Inf * 0 is NaN). */
 #define GEMM_RVV_Q8_0_BLOCK 32
 #define GEMM_RVV_Q8_0_BLOCK_BYTES 34
 

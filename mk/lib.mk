@@ -38,8 +38,9 @@ $(OBJ_DIR)/gen/bf16_tiles_%.o: $(GEN_DIR)/bf16_tiles_%.c $(GEN_DIR)/gr_contract.
 
 # The Q8_0 tiles: GCC's first scheduling pass interleaves their e8 products with their e16
 # sums (a vsetvli between every two) and runs out of registers (spills); without it each
-# group of k runs at one vtype after another, as written, and nothing spills.
-$(OBJ_DIR)/gen/q8_0_tiles.o: $(GEN_DIR)/q8_0_tiles.c $(GEN_DIR)/gr_contract.h
+# group of k runs at one vtype after another, as written, and nothing spills. Their quantiser
+# includes the runtime's scalar scale rule.
+$(OBJ_DIR)/gen/q8_0_tiles.o: $(GEN_DIR)/q8_0_tiles.c $(GEN_DIR)/gr_contract.h runtime/q8_0_scale.h
 	@mkdir -p $(@D)
 	@echo "  CC  $< (-fno-schedule-insns)"
 	@$(TARGET_CC) $(KERNEL_CFLAGS) -fno-schedule-insns $(CPPFLAGS) -c $< -o $@

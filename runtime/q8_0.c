@@ -6,6 +6,16 @@
 #include "bf16.h"
 #include "q8_0_pack.h"
 
+/* t rounded to the nearest integer, ties to even (the vector conversion at RNE), whatever the
+ * rounding mode: a tie is where roundf (ties away) moved t by exactly 1/2. */
+static float round_half_even(float t)
+{
+    float r = roundf(t);
+    if (fabsf(r - t) == 0.5f)
+        r = 2.0f * roundf(0.5f * t);
+    return r;
+}
+
 void gr_q8_quantize_rows(const float *x, size_t rows, size_t ldx, size_t k,
                          const struct gr_q8_x *out)
 {
@@ -21,17 +31,10 @@ void gr_q8_quantize_rows(const float *x, size_t rows, size_t ldx, size_t k,
                 finite &= a <= FLT_MAX; /* false for Inf and NaN */
                 amax = a > amax ? a : amax;
             }
-            float d = finite ? amax / 127.0f : NAN;
-            out->d[r * kb + b] = d;
-            for (size_t j = 0; j < GR_Q8_BLOCK; j++) {
-                if (!finite || d == 0.0f) {
-                    q[j] = 0;
-                    continue;
-                }
-                /* |v / d| may pass 127 a little where amax / 127 rounded down. */
-                float t = roundf(v[j] / d);
-                q[j] = (int8_t)(t > 127.0f ? 127 : t < -127.0f ? -127 : (int)t);
-            }
+            const struct gr_q8_x_scale s = gr_q8_x_scale(finite ? amax : 0.0f);
+            out->d[r * kb + b] = finite ? s.d : NAN;
+            for (size_t j = 0; j < GR_Q8_BLOCK; j++)
+                q[j] = finite && s.d != 0.0f ? (int8_t)round_half_even(v[j] * s.inv) : 0;
         }
     }
 }
@@ -58,7 +61,7 @@ void gr_q8_fallback(const struct gr_q8_x *x, size_t m, const struct gr_weight_vi
             d_buf[b] = w->packed ? gr_q8_packed_scale(w->packed, k, pw, n, b)
                                  : gr_fp16_to_f32(gr_q8_scale_bits(row + b * GR_Q8_BLOCK_BYTES));
         for (size_t r = 0; r < m; r++) {
-            float acc = -0.0f;
+            float acc = 0.0f;
             for (size_t b = 0; b < kb; b++) {
                 const int8_t *qw = w->packed ? gr_q8_packed_values(w->packed, k, pw, n, b)
                                              : (const int8_t *)(row + b * GR_Q8_BLOCK_BYTES + 2);
@@ -66,7 +69,7 @@ void gr_q8_fallback(const struct gr_q8_x *x, size_t m, const struct gr_weight_vi
                                               x->q + r * k + b * GR_Q8_BLOCK);
                 /* Its own statement: the product of the scales is rounded before the fma. */
                 float s = d_buf[b] * x->d[r * kb + b];
-                acc = fmaf(s, isum, acc);
+                acc = fmaf(isum, s, acc);
             }
             gr_store_output(y, r * ldy + n, y_bf16, acc, bias, n);
         }

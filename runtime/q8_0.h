@@ -6,43 +6,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "fallback.h"
 #include "gemm_rvv.h"
+#include "q8_0_scale.h"
 
 #define GR_Q8_BLOCK GEMM_RVV_Q8_0_BLOCK
 #define GR_Q8_BLOCK_BYTES GEMM_RVV_Q8_0_BLOCK_BYTES
-
-/* An FP16 value's bits as the FP32 of the same value: exact for every FP16 (subnormals are
- * normal in FP32); Inf stays Inf and a NaN keeps its sign and payload (quiet or signalling),
- * since this is integer code and no FPU converts it. */
-static inline uint32_t gr_fp16_to_f32_bits(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-    if (exp == 0x1f)
-        return sign | 0x7f800000u | mant << 13;
-    if (exp == 0) {
-        if (mant == 0)
-            return sign;
-        /* mant * 2^-24: shift the leading one up to the implicit bit. */
-        uint32_t e = 127 - 14;
-        while (!(mant & 0x400u)) {
-            mant <<= 1;
-            e--;
-        }
-        return sign | e << 23 | (mant & 0x3ffu) << 13;
-    }
-    return sign | (exp - 15 + 127) << 23 | mant << 13;
-}
-
-static inline float gr_fp16_to_f32(uint16_t h)
-{
-    uint32_t bits = gr_fp16_to_f32_bits(h);
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
 
 /* The scale of a block at p (its first two bytes, little-endian). */
 static inline uint16_t gr_q8_scale_bits(const unsigned char *p)
@@ -71,16 +41,18 @@ static inline struct gr_q8_x gr_q8_x_at(void *mem, size_t rows, size_t k)
 }
 
 /* Quantises rows [0, rows) of X (row stride ldx floats, k a multiple of 32) into out, per
- * block: amax = max |x|, d = amax / 127 in FP32, q = roundf(x / d) clamped to [-127, 127];
- * d = 0 (amax 0, or so small that amax / 127 underflows) gives every q 0; a block holding an
- * Inf or a NaN gets d = NaN and every q 0, so that its outputs are NaN, as a BF16 call's would
- * be (Inf * 0 terms, or Inf - Inf). One rule for the fallback and every kernel: this code. */
+ * block, as ggml's CPU backend quantises a Q8_0 product's activations: gr_q8_x_scale of
+ * amax = max |x| (an FP16 scale d; q = x * (1 / (amax / 127)) rounded to nearest, ties to
+ * even), every q 0 where d is 0; a block holding an Inf or a NaN gets d = NaN and every q 0,
+ * so that its outputs are NaN, as a BF16 call's would be. One rule for the fallback and every
+ * kernel: this code, and the vector quantiser's the same operations. */
 void gr_q8_quantize_rows(const float *x, size_t rows, size_t ldx, size_t k,
                          const struct gr_q8_x *out);
 
 /* Y = X W^T (+ bias) for m quantised rows and the columns [col_begin, col_end) of Q8_0 weights,
- * packed (w->packed, w->panel_width) or in GGUF blocks (w->q8_blocks): each output from acc = -0.0f, over the blocks in increasing
- * k, acc = fmaf(d_w * d_x, (float)isum, acc), isum the exact int32 sum of the block's 32
+ * packed (w->packed, w->panel_width) or in GGUF blocks (w->q8_blocks): each output as ggml's
+ * ggml_vec_dot_q8_0_q8_0 sums it, from acc = +0.0f, over the blocks in increasing k,
+ * acc = fmaf((float)isum, d_w * d_x, acc), isum the exact int32 sum of the block's 32
  * products; bias after. d_buf holds k / 32 floats (one column's scales). */
 void gr_q8_fallback(const struct gr_q8_x *x, size_t m, const struct gr_weight_view *w,
                     const float *bias, void *y, size_t ldy, int y_bf16, size_t col_begin,

@@ -250,6 +250,21 @@ static void expect_close(const char *what, const float *y, const float *ref, siz
     }
 }
 
+/* Q8_0 products are ggml's bit for bit (the library quantises and sums as ggml's CPU backend
+ * does, docs/numerics.md): every y the bits of ref, or NaN where ref is NaN. */
+static void expect_same(const char *what, const float *y, const float *ref, size_t n, size_t row)
+{
+    size_t differ = 0, first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(isnan(y[i]) && isnan(ref[i])) && memcmp(&y[i], &ref[i], sizeof y[i]) != 0 &&
+            differ++ == 0)
+            first = i;
+    if (differ)
+        fail("%s: %zu of %zu outputs are not the CPU backend's bits (first at row %zu col %zu: "
+             "%a, CPU %a)",
+             what, differ, n, first / row, first % row, (double)y[first], (double)ref[first]);
+}
+
 static enum ggml_status compute(ggml_backend_t be, struct ggml_cgraph *g)
 {
     return ggml_backend_graph_compute(be, g);
@@ -269,10 +284,12 @@ static const char *status_name(enum ggml_status s)
 /* ---- y = W x on GEMM_RVV against the CPU backend, for a weight already in a GEMM_RVV buffer
  * whose contents should be `bits` ---- */
 
-/* Runs M rows of random activations by w (in a GEMM_RVV buffer) on GEMM_RVV, and by a copy of
- * `bits` (w's bytes, in its type) in a CPU buffer on the CPU backend; records a failure naming
- * `where`. */
-static void check_product(struct ggml_tensor *w, const void *bits, int64_t m, const char *where)
+/* Runs M rows of activations (x_given, or random ones) by w (in a GEMM_RVV buffer) on GEMM_RVV,
+ * and by a copy of `bits` (w's bytes, in its type) in a CPU buffer on the CPU backend; records
+ * a failure naming `where`: outputs within NMSE_MAX of the CPU's, a Q8_0 weight's the same
+ * bits. */
+static void check_product_of(struct ggml_tensor *w, const void *bits, int64_t m,
+                             const float *x_given, const char *where)
 {
     int64_t k = w->ne[0], n = w->ne[1];
     struct ggml_context *ctx = ctx_new(8, 2);
@@ -298,7 +315,10 @@ static void check_product(struct ggml_tensor *w, const void *bits, int64_t m, co
     float *xs = xmalloc((size_t)(k * m) * sizeof *xs);
     float *ys = xmalloc((size_t)(n * m) * sizeof *ys);
     float *refs = xmalloc((size_t)(n * m) * sizeof *refs);
-    fill_f32(xs, (size_t)(k * m), 1.0f);
+    if (x_given)
+        memcpy(xs, x_given, (size_t)(k * m) * sizeof *xs);
+    else
+        fill_f32(xs, (size_t)(k * m), 1.0f);
     ggml_backend_tensor_set(x, xs, 0, ggml_nbytes(x));
     if (!ggml_backend_dev_supports_op(dev_rvv, y)) {
         fail("%s: GEMM_RVV does not support MUL_MAT N = %lld, K = %lld, M = %lld", where,
@@ -319,7 +339,10 @@ static void check_product(struct ggml_tensor *w, const void *bits, int64_t m, co
             char what[160];
             snprintf(what, sizeof what, "%s: MUL_MAT N = %lld, K = %lld, M = %lld", where,
                      (long long)n, (long long)k, (long long)m);
-            expect_close(what, ys, refs, (size_t)(n * m), (size_t)n);
+            if (w->type == GGML_TYPE_Q8_0)
+                expect_same(what, ys, refs, (size_t)(n * m), (size_t)n);
+            else
+                expect_close(what, ys, refs, (size_t)(n * m), (size_t)n);
         }
     }
     free(xs);
@@ -330,6 +353,11 @@ out:
     ggml_free(actx);
     ggml_backend_buffer_free(wbuf);
     ggml_free(ctx);
+}
+
+static void check_product(struct ggml_tensor *w, const void *bits, int64_t m, const char *where)
+{
+    check_product_of(w, bits, m, NULL, where);
 }
 
 /* A BF16 weight [N, K] alone in a new GEMM_RVV weight buffer. */
@@ -1419,6 +1447,37 @@ static void expect_bytes(const char *where, const struct ggml_tensor *t, const u
     free(got);
 }
 
+/* Activations at the edges of ggml's Q8_0 quantisation, one kind of block after another: exact
+ * ties (amax 127 makes d = 1, amax 508 d = 4), FP16 scales at a tie of their rounding
+ * (d = 1 + 2^-11, 1 + 3 * 2^-11) and at the largest finite one (65504 from d = 65519), zero
+ * blocks, a scale that rounds to 0 (d = 2^-25), a subnormal one, d = 2^-11, and ordinary
+ * values of magnitudes 2^-10 .. 2^9. With `overflow`, the last block's amax makes d = 65520:
+ * an FP16 scale of Inf. */
+static void fill_q8_x_edges(float *x, size_t count, bool overflow)
+{
+    static const float amax[] = {127.0f, 508.0f, 127.0f * (1 + 0x1p-11f),
+                                 127.0f * (1 + 3 * 0x1p-11f), 127.0f * 65519.0f, 0.0f,
+                                 127 * 0x1p-25f, 127 * 0x1p-20f * 1.37f, 127 * 0x1p-11f};
+    const size_t kinds = sizeof amax / sizeof *amax;
+    for (size_t b = 0; b < count / 32; b++) {
+        float *xb = x + 32 * b;
+        const size_t kind = b % (kinds + 1);
+        for (int j = 0; j < 32; j++) {
+            if (kind == kinds) /* ordinary */
+                xb[j] = ldexpf(frand(), (int)(b % 20) - 10);
+            else if (kind < 2) /* ties: d * (k + 1/2) */
+                xb[j] = (amax[kind] / 127) * ((j % 2 ? 0.5f : -0.5f) + (float)(j % 7));
+            else
+                xb[j] = amax[kind] * frand() / 2;
+        }
+        xb[b % 32] = amax[kind % kinds];
+        if (kind == kinds)
+            xb[b % 32] = frand();
+    }
+    if (overflow)
+        x[count - 1] = 127.0f * 65520.0f;
+}
+
 /* Q8_0 shapes of the test shapes file (q8_*): products against the CPU backend's Q8_0. */
 static const int64_t q8_shapes[][3] = {{64, 96, 5}, {384, 1152, 1}, {384, 1152, 7}, {100, 96, 13}};
 
@@ -1444,6 +1503,32 @@ static void group_q8_0(void)
         weight_free(&w);
         free(b);
         case_end("Q8_0 product N=%lld K=%lld M=%lld", (long long)n, (long long)k, (long long)m);
+    }
+
+    /* ggml's quantisation at its edges, on the GEMV tile (M = 1) and on two-row tiles (M = 5,
+     * 7), with finite weight scales and with special ones (0, subnormal, Inf, NaN). */
+    static const int64_t edge_shapes[][3] = {{384, 1152, 1}, {64, 96, 5}, {384, 1152, 7}};
+    for (size_t i = 0; i < sizeof edge_shapes / sizeof *edge_shapes; i++) {
+        int64_t n = edge_shapes[i][0], k = edge_shapes[i][1], m = edge_shapes[i][2];
+        size_t bytes = (size_t)(n * k / 32) * Q8_BLOCK_BYTES;
+        uint8_t *b = xmalloc(bytes);
+        float *x = xmalloc((size_t)(k * m) * sizeof *x);
+        struct weight w;
+        case_begin();
+        if (q8_weight_new(&w, n, k, "w_q8_edges")) {
+            for (int special = 0; special < 2; special++) {
+                fill_q8_0(b, bytes / Q8_BLOCK_BYTES, special);
+                ggml_backend_tensor_set(w.t, b, 0, bytes);
+                fill_q8_x_edges(x, (size_t)(k * m), m > 1);
+                check_product_of(w.t, b, m, x,
+                                 special ? "special weight scales" : "finite weight scales");
+            }
+        }
+        weight_free(&w);
+        free(x);
+        free(b);
+        case_end("Q8_0 product at the edges of ggml's quantisation, the same bits: N=%lld K=%lld "
+                 "M=%lld", (long long)n, (long long)k, (long long)m);
     }
 
     /* 64 x 96: 3 blocks a row, rows of 102 bytes. Special scales read back exactly; chunks

@@ -18,6 +18,7 @@
 
 #include "gemm_rvv.h"
 #include "gr_contract.h"
+#include "q8_0_scale.h"
 #include "testdata.h"
 
 #define BB GEMM_RVV_Q8_0_BLOCK_BYTES
@@ -74,11 +75,24 @@ static double fp16(const unsigned char *b)
     return h & 0x8000 ? -v : v;
 }
 
-/* The rule of docs/numerics.md written out again, independently of the library: the bits
- * every kernel and the fallback must give for Y[r, n] (FP32, no bias). */
+/* One block's q as ggml 0.27's RVV quantize_row_q8_0 computes it, written from its
+ * instructions: t = x * id in FP32, vfncvt.x.f.w to int16 at the default rounding mode
+ * (nearest even; saturating, NaN to the largest), then vnsrl (the low 8 bits). */
+static int8_t ggml_q(float x, float id)
+{
+    float t = rintf(x * id) /* in this program's default mode: nearest even */;
+    long v = isnan(t) ? 32767 : t > 32767 ? 32767 : t < -32768 ? -32768 : (long)t;
+    return (int8_t)(uint8_t)(v & 0xff);
+}
+
+/* The rule of docs/numerics.md written out again, independently of the library, from ggml's
+ * code (quantize_row_q8_0 and ggml_vec_dot_q8_0_q8_0 of its RVV CPU variant): the bits every
+ * kernel and the fallback must give for Y[r, n] (FP32, no bias). ggml computes q even where
+ * the FP16 scale is 0 (the library leaves them 0: the same outputs). A block holding Inf or
+ * NaN is the library's own rule: its terms are NaN. */
 static float model(const float *x, const unsigned char *w, size_t k)
 {
-    float acc = -0.0f;
+    float acc = 0.0f;
     for (size_t b = 0; b < k / 32; b++) {
         const float *xb = x + 32 * b;
         float amax = 0;
@@ -87,21 +101,20 @@ static float model(const float *x, const unsigned char *w, size_t k)
             finite = finite && isfinite(xb[j]);
             amax = fmaxf(amax, fabsf(xb[j]));
         }
-        float dx = finite ? amax / 127.0f : NAN;
+        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+        float dx = finite ? (float)(_Float16)d : NAN; /* the compiler's IEEE conversion */
         int32_t isum = 0;
-        for (int j = 0; j < 32 && finite && dx != 0; j++) {
-            float q = fminf(fmaxf(roundf(xb[j] / dx), -127), 127);
-            isum += (int32_t)q * (int8_t)w[b * BB + 2 + j];
-        }
+        for (int j = 0; j < 32; j++)
+            isum += (int32_t)ggml_q(xb[j], id) * (int8_t)w[b * BB + 2 + j];
         float dw = (float)fp16(w + b * BB);
-        float s = dw * dx;
-        acc = fmaf(s, (float)isum, acc);
+        acc = fmaf((float)isum, dw * dx, acc);
     }
     return acc;
 }
 
 /* The exact value of Y[r, n] - bias (FP64: each product has at most 24 + 19 bits) and the
- * bound of docs/numerics.md on the distance of the library's FP32 result from it. */
+ * bound of docs/numerics.md on the distance of the library's FP32 result from it, for blocks
+ * whose FP16 scale is finite. */
 static double reference(const float *x, const unsigned char *w, size_t k, double *bound)
 {
     const double u = 0x1p-24, blocks = (double)(k / 32);
@@ -116,8 +129,10 @@ static double reference(const float *x, const unsigned char *w, size_t k, double
             wsum += fabs(wv);
             xwsum += fabs(xv * wv);
         }
-        double quant = (0.5 + 0x1p-17) * amax / 127 * (1 + 0x1p-23) * wsum;
-        err += quant + gamma * (xwsum + quant) + 0x1p-131;
+        double d = amax / 127 * (1 + 0x1p-23);
+        double quant = (0.5 + 0x1p-16) * d * wsum;
+        double scale = d >= 0x1p-14 ? 0x1p-11 * (xwsum + quant) : 127 * 0x1p-25 * wsum;
+        err += quant + scale + gamma * (xwsum + quant + scale) + 0x1p-131;
     }
     *bound = err * 1.001;
     return sum;
@@ -516,11 +531,12 @@ static void test_special_values(void **state)
         zero_first[j] = j < 32 ? 0.0f : 1.0f;
         inf_x[j] = j == 40 ? INFINITY : 1.0f;
         nan_x[j] = j == 3 ? NAN : 1.0f;
-        tiny[j] = 0x1p-149f; /* amax / 127 underflows to 0: every q is 0 */
+        tiny[j] = 0x1p-149f; /* amax / 127 underflows: an FP16 scale of 0 */
     }
     const uint16_t one = 0x3c00, inf = 0x7c00, nan = 0x7e00, sub = 0x0001;
-    /* X = 1: d_x = 1/127, q_x = 127, isum = 32 * 127 * q per block. */
-    assert_true(fabsf(one_output(one, one, 1, ones) - 64.0f) < 1e-4f);
+    /* X = 1: d_x = 1/127 as FP16 (within 2^-11 of it), q_x = 127, isum = 32 * 127 * q per
+     * block. */
+    assert_true(fabsf(one_output(one, one, 1, ones) - 64.0f) < 64 * 0x1p-11f);
     assert_true(isinf(one_output(inf, one, 1, ones)) && one_output(inf, one, 1, ones) > 0);
     assert_true(isinf(one_output(one, inf, -1, ones)) && one_output(one, inf, -1, ones) < 0);
     assert_true(isnan(one_output(inf, 0xfc00, 1, ones))); /* Inf - Inf */
@@ -529,18 +545,59 @@ static void test_special_values(void **state)
     assert_true(isnan(one_output(nan, one, 1, ones)));
     assert_true(isnan(one_output(one, one, 1, inf_x)));
     assert_true(isnan(one_output(one, one, 1, nan_x)));
-    /* Zero scales: +0 and -0 by the sign of the last term, the sum starting from -0. */
+    /* Zero scales: +0 whatever the terms' signs, the sum starting from +0 as ggml's. */
     float z = one_output(0x0000, 0x0000, 1, ones);
     assert_true(z == 0 && !signbit(z));
     z = one_output(0x0000, 0x0000, -1, ones);
-    assert_true(z == 0 && signbit(z));
-    z = one_output(0x8000, 0x8000, 0, ones); /* -0 * 1/127 * 0 = -0 */
-    assert_true(z == 0 && signbit(z));
+    assert_true(z == 0 && !signbit(z));
+    z = one_output(0x8000, 0x8000, 0, ones);
+    assert_true(z == 0 && !signbit(z));
     z = one_output(one, one, 1, tiny);
     assert_true(z == 0 && !signbit(z));
-    /* A subnormal scale is exact: 2^-24 * (1/127) * 4064 per block, no flush to zero. */
+    /* A subnormal scale is exact: 2^-24 * fp16(1/127) * 4064 per block, no flush to zero. */
     z = one_output(sub, sub, 1, ones);
-    assert_true(z > 0 && fabs(z - 64 * 0x1p-24) < 1e-11);
+    assert_true(z > 0 && fabs(z - 64 * 0x1p-24) < 64 * 0x1p-24 * 0x1p-11);
+}
+
+/* One block of x (the second block zero) by weights of scale 1 and every q 1: d_x * isum. */
+static float block_output(const float *xb)
+{
+    float x[64] = {0};
+    memcpy(x, xb, 32 * sizeof *x);
+    return one_output(0x3c00, 0x3c00, 1, x);
+}
+
+/* ggml's rule at its edges: ties, the FP16 scale's rounding, overflow and underflow. */
+static void test_ggml_rule(void **state)
+{
+    (void)state;
+    /* amax 127: d = 1 exactly, so x * (1 / d) is x and exact ties round to even: q = 127, 2,
+     * -2, 4, 0, 2, -126, -4 (sum 3); ties away from zero would give 127, 3, -3, 4, -1, 2,
+     * -127, -4 (sum 1). */
+    float ties[32] = {127.0f, 2.5f, -2.5f, 3.5f, -0.5f, 1.5f, -126.5f, -3.5f};
+    assert_true(block_output(ties) == 3.0f);
+    /* d = amax / 127 is held as FP16: 1 + 2^-11 is the tie of 1 and 1 + 2^-10 and goes to 1
+     * (even); 1 + 3 * 2^-11 goes to 1 + 2^-9. q = 127 either way. */
+    float x[32] = {127.0f * (1 + 0x1p-11f)};
+    assert_true(block_output(x) == 127.0f);
+    x[0] = 127.0f * (1 + 3 * 0x1p-11f);
+    assert_true(block_output(x) == 127.0f * (1 + 0x1p-9f));
+    /* The largest finite FP16 scale, 65504, then Inf from d = 65520 up (amax >= 8 321 040). */
+    x[0] = 127.0f * 65504.0f;
+    assert_true(block_output(x) == 127.0f * 65504.0f);
+    x[0] = -127.0f * 65519.0f;
+    assert_true(block_output(x) == -127.0f * 65504.0f);
+    x[0] = 127.0f * 65520.0f;
+    assert_true(isinf(block_output(x)) && block_output(x) > 0);
+    /* Subnormal FP16 scales: d = 2^-20 exactly; d = 2^-25 is the tie of 0 and 2^-24, which
+     * gives 0 (every term 0, +0 out); a little above it gives 2^-24. */
+    x[0] = 127.0f * 0x1p-20f;
+    assert_true(block_output(x) == 127.0f * 0x1p-20f);
+    x[0] = 127.0f * 0x1p-25f;
+    float z = block_output(x);
+    assert_true(z == 0 && !signbit(z));
+    x[0] = -127.0f * 0x1p-25f * (1 + 0x1p-10f);
+    assert_true(block_output(x) == -127.0f * 0x1p-24f);
 }
 
 /* Whether two outputs agree: the same bits, or both NaN (a NaN's payload depends on which
@@ -550,16 +607,50 @@ static int same_value(float a, float b)
     return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
 }
 
+/* gr_f32_round_fp16 (the activations' FP16 scale) against the compiler's IEEE conversion to
+ * _Float16 and back: both signs, every exponent, mantissas at the edges of FP16's (carries
+ * into the exponent) and every rounding position's ties and neighbours (subnormal results
+ * round at bit 13 to 24), then random bit patterns; NaNs stay NaN. */
+static void test_fp16_rounding(void **state)
+{
+    (void)state;
+    static const uint32_t tops[] = {0, 1, 2, 0x1ff, 0x200, 0x3fe, 0x3ff}; /* mantissa bits 22-13 */
+    struct rng r = {90};
+    size_t checked = 0;
+    for (uint32_t i = 0; i < 2 * 256 * 7 * 12 * 6 + 200000; i++) {
+        uint32_t bits;
+        if (i < 2 * 256 * 7 * 12 * 6) {
+            uint32_t sign = i & 1, e = i >> 1 & 0xff, top = tops[(i >> 9) % 7];
+            uint32_t pos = 13 + (i / (2 * 256 * 7)) % 12; /* a rounding position: 13 .. 24 */
+            uint32_t half = 1u << (pos - 1);
+            const uint32_t lows[] = {0, 1, half - 1, half, half + 1, (1u << pos) - 1};
+            uint32_t low = lows[i / (2 * 256 * 7 * 12)] & 0x7fffff;
+            bits = sign << 31 | e << 23 | ((top << 13 & 0x7fffff) | low);
+        } else {
+            bits = (uint32_t)rng_next(&r);
+        }
+        float f, got, want;
+        memcpy(&f, &bits, sizeof f);
+        got = gr_f32_round_fp16(f);
+        want = (float)(_Float16)f;
+        if (!(isnan(f) ? isnan(got) : memcmp(&got, &want, sizeof got) == 0))
+            fail_msg("FP16 rounding of %a (0x%08x): %a, the compiler's conversion %a", (double)f,
+                     bits, (double)got, (double)want);
+        checked++;
+    }
+    assert_true(checked > 200000);
+}
+
 /* The plans' shapes with special scales (zeros, subnormals, Inf, NaN, the largest) in some
  * blocks and special activations in some rows (a zero block, a block whose amax / 127
- * underflows, Inf, NaN, huge values, a block of exact ties): the rule's values, kernels and
- * the fallback the same bits. */
+ * underflows, Inf, NaN, huge values, amax at the FP16 scale's edges, a block of exact ties):
+ * the rule's values, kernels and the fallback the same bits. */
 static void test_special_on_plans(void **state)
 {
     (void)state;
     uint64_t h = DIGEST_INIT;
     for (size_t s = 0; s < 2; s++) {
-        const size_t n = (size_t)shapes[s][0], k = (size_t)shapes[s][1], kb = k / 32, m = 9;
+        const size_t n = (size_t)shapes[s][0], k = (size_t)shapes[s][1], kb = k / 32, m = 12;
         unsigned char *blocks = random_blocks(n * kb, 70 + s);
         for (size_t i = 0; i < n * kb; i += 5) {
             uint16_t d = odd_scales[i / 5 % (sizeof odd_scales / sizeof odd_scales[0])];
@@ -567,16 +658,25 @@ static void test_special_on_plans(void **state)
             blocks[i * BB + 1] = (unsigned char)(d >> 8);
         }
         float *x = strided_x(m, k, 80 + s);
-        static const float specials[] = {0.0f, 0x1p-149f, INFINITY, NAN, 0x1p120f, -0x1p127f};
-        for (size_t r = 1; r < m; r++) { /* row 0 stays ordinary */
+        /* Row r's special value, at element r of one block: zeros, underflow, Inf, NaN, huge
+         * values, then as the amax of a block (its other values within +-amax / 2): the FP16
+         * scale's overflow (d = 65520) and the largest below it, the tie of 0 and 2^-24
+         * (d = 2^-25), a subnormal d, a zero block and d = 2^-11. */
+        static const float specials[] = {0.0f /* row 0 stays ordinary */,
+                                         0x1p-149f, INFINITY, NAN, 0x1p120f, -0x1p127f,
+                                         8321040.0f, -8320913.0f, 127 * 0x1p-25f,
+                                         127 * 0x1p-21f + 0x1p-30f, 0.0f, 127 * 0x1p-11f};
+        for (size_t r = 1; r < m; r++) {
             float *block = x + r * (k + 5) + 32 * (r % kb);
+            const float sp = specials[r];
             for (int j = 0; j < 32; j++)
-                block[j] = r % 6 == 0 ? 0.0f : (j == (int)r ? specials[r % 6] : block[j] * 1e-3f);
-            if (r % 6 == 1)
+                block[j] = j == (int)r ? sp
+                                       : r >= 6 ? sp * (float)(j % 9 - 4) / 8 : block[j] * 1e-3f;
+            if (r == 1)
                 for (int j = 0; j < 32; j++)
                     block[j] = 0x1p-149f;
-            /* Another block of ties: amax 127 makes d = 1, so v / d = +-2.5, +-3.5, ...
-             * exactly, which round away from zero (a conversion at RNE would give 2, 4). */
+            /* Another block of ties: amax 127 makes d = 1, so v * (1 / d) = +-2.5, +-3.5, ...
+             * exactly, which round to even, +-2, +-4 (ties away from zero: +-3, +-4). */
             float *ties = x + r * (k + 5) + 32 * ((r + 1) % kb);
             for (int j = 0; j < 32; j++)
                 ties[j] = j == 0 ? 127.0f : (j % 2 ? 1.0f : -1.0f) * (0.5f + (float)(j % 7));
@@ -646,7 +746,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes_and_errors), cmocka_unit_test(test_format_errors),
         cmocka_unit_test(test_write_read),       cmocka_unit_test(test_linear),
-        cmocka_unit_test(test_special_values),   cmocka_unit_test(test_special_on_plans),
+        cmocka_unit_test(test_special_values),   cmocka_unit_test(test_ggml_rule),
+        cmocka_unit_test(test_fp16_rounding),    cmocka_unit_test(test_special_on_plans),
         cmocka_unit_test(test_counters),         cmocka_unit_test(test_y_over_the_copy),
     };
     return cmocka_run_group_tests_name("q8_0", tests, NULL, NULL);
