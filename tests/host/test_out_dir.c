@@ -1,6 +1,7 @@
-/* The output folder (gen/out_dir.c) through gemm-rvv-gen -o: bad input and failed writes leave
- * nothing behind and an earlier output as it was; only a folder the generator made, an empty
- * one or none is replaced. */
+/* The output folder (gen/out_dir.c), through gemm-rvv-gen -o and called directly: bad input and
+ * failed writes leave nothing behind and an earlier output as it was; only a folder the
+ * generator made, an empty one or none is replaced; an abort removes the parents it made, a
+ * commit swaps the new folder in. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
 #include "gen_run.h"
+#include "out_dir.h"
 
 /* Bad input exits 1, writes nothing and leaves an earlier output as it was. */
 static void test_bad_input_keeps_output(void **state)
@@ -117,12 +120,100 @@ static void test_write_failure_leaves_nothing(void **state)
     assert_false(exists_in_work("kept."));
 }
 
+/* A symbolic link is never replaced, nor a folder whose manifest.json is one (opened without
+ * following links), nor an empty name. */
+static void test_links_and_empty_name_refused(void **state)
+{
+    (void)state;
+    char *out, cmd[1024];
+    assert_int_equal(gen("-o real shapes.yaml", &out), 0);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && ln -s real link && mkdir linked && "
+             "ln -s ../real/manifest.json linked/manifest.json", work);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(gen("-o link shapes.yaml", &out), 1);
+    assert_string_equal(out, "gemm-rvv-gen: error: link is a symbolic link, not a folder the "
+                             "generator made: refusing to replace it (choose another -o)\n");
+    free(out);
+    assert_int_equal(gen("-o linked shapes.yaml", &out), 1);
+    assert_non_null(strstr(out, "gemm-rvv-gen: error: linked holds files but no manifest.json"));
+    free(out);
+    assert_int_equal(gen("-o '' shapes.yaml", &out), 1);
+    assert_string_equal(out, "gemm-rvv-gen: error: output folder name empty\n");
+    free(out);
+    char *manifest = work_read("linked/manifest.json");
+    assert_non_null(manifest); /* through the link: the real output is still there */
+    free(manifest);
+}
+
+/* out_dir_abort removes the fresh folder and the parents out_dir_begin made for it, and no
+ * parent that was there before. */
+static void test_abort_removes_what_begin_made(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/made/deeper/out", work);
+    struct out_dir o;
+    assert_int_equal(out_dir_begin(&o, path), 0);
+    assert_int_equal(o.made_parents, strlen(work) + strlen("/made"));
+    assert_int_equal(out_dir_write(&o, "a.c", "int a;\n", 7), 0);
+    assert_true(exists_in_work("made"));
+    out_dir_abort(&o);
+    assert_false(exists_in_work("made"));
+    /* Under a folder that exists, only the fresh folder goes. */
+    snprintf(path, sizeof path, "%s/kept-parent", work);
+    assert_int_equal(mkdir(path, 0777), 0);
+    snprintf(path, sizeof path, "%s/kept-parent/out", work);
+    assert_int_equal(out_dir_begin(&o, path), 0);
+    assert_int_equal(o.made_parents, 0);
+    out_dir_abort(&o);
+    snprintf(path, sizeof path, "%s/kept-parent", work);
+    DIR *dir = opendir(path);
+    assert_non_null(dir);
+    struct dirent *ent;
+    while ((ent = readdir(dir)) != NULL)
+        if (ent->d_name[0] != '.' || strlen(ent->d_name) > 2)
+            fail_msg("left in kept-parent: %s", ent->d_name);
+    closedir(dir);
+}
+
+/* out_dir_commit puts the new files in place of the generator's earlier output: its files are
+ * gone, and so are the fresh folder's and the old one's names. */
+static void test_commit_replaces_earlier_output(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(gen("-o swap shapes.yaml", &out), 0);
+    free(out);
+    char path[512];
+    snprintf(path, sizeof path, "%s/swap", work);
+    struct out_dir o;
+    assert_int_equal(out_dir_begin(&o, path), 0);
+    static const char manifest[] = "{\n  \"generator\": \"gemm-rvv-gen test\"}\n";
+    assert_int_equal(out_dir_write(&o, "manifest.json", manifest, sizeof manifest - 1), 0);
+    assert_int_equal(out_dir_write(&o, "new.c", "int n;\n", 7), 0);
+    assert_int_equal(out_dir_commit(&o), 0);
+    assert_null(work_read("swap/registry.c"));
+    char *text = work_read("swap/new.c");
+    assert_non_null(text);
+    assert_string_equal(text, "int n;\n");
+    free(text);
+    assert_false(exists_in_work("swap."));
+    /* The new folder holds the generator's manifest: the next run may replace it. */
+    assert_int_equal(gen("-o swap shapes.yaml", &out), 0);
+    free(out);
+    assert_null(work_read("swap/new.c"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_input_keeps_output),
         cmocka_unit_test(test_output_folder_guarded),
         cmocka_unit_test(test_write_failure_leaves_nothing),
+        cmocka_unit_test(test_links_and_empty_name_refused),
+        cmocka_unit_test(test_abort_removes_what_begin_made),
+        cmocka_unit_test(test_commit_replaces_earlier_output),
     };
     return cmocka_run_group_tests_name("out_dir", tests, work_setup, work_teardown);
 }
