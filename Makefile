@@ -160,14 +160,19 @@ $(SAN_DIR)/obj/%.o: gen/%.c $(wildcard gen/*.h include/*.h) runtime/x_copy.h | d
 $(SAN_GEN_BIN): $(SAN_OBJS) $(SAN_DIR)/obj/main.o
 	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $^ -lyaml -o $@
 
-HOST_TEST_COMMON := tests/common/alloc_fail.c tests/common/files.c tests/common/gen_run.c \
-                    tests/common/gen_input.c
-$(SAN_DIR)/tests/%: tests/host/%.c $(HOST_TEST_COMMON) $(HOST_TEST_COMMON:.c=.h) $(SAN_OBJS) $(SAN_GEN_BIN) $(GEN_BIN)
+HOST_TEST_COMMON := $(patsubst tests/common/%.c,$(SAN_DIR)/common/%.o,\
+                      $(addprefix tests/common/,alloc_fail.c files.c gen_run.c gen_input.c))
+HOST_TEST_FLAGS  := $(HOST_CFLAGS) $(SAN_FLAGS) $(HOST_CPPFLAGS) -Itests/common \
+  -DGEN_BIN='"$(abspath $(SAN_GEN_BIN))"' -DGEN_PLAIN_BIN='"$(abspath $(GEN_BIN))"' \
+  -DTESTS_DIR='"$(CURDIR)/tests"'
+
+$(SAN_DIR)/common/%.o: tests/common/%.c tests/common/%.h $(wildcard gen/*.h include/*.h) | deps
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $(HOST_CPPFLAGS) -Itests/common \
-	  -DGEN_BIN='"$(abspath $(SAN_GEN_BIN))"' -DGEN_PLAIN_BIN='"$(abspath $(GEN_BIN))"' \
-	  -DTESTS_DIR='"$(CURDIR)/tests"' \
-	  $< $(HOST_TEST_COMMON) $(SAN_OBJS) $(HOOK_LDFLAGS) $(HOST_TEST_LDFLAGS) -l:libyaml.a -lcmocka -o $@
+	$(HOST_CC) $(HOST_TEST_FLAGS) -c $< -o $@
+
+$(SAN_DIR)/tests/%: tests/host/%.c $(wildcard tests/common/*.h) $(HOST_TEST_COMMON) $(SAN_OBJS) $(SAN_GEN_BIN) $(GEN_BIN)
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_TEST_FLAGS) $< $(HOST_TEST_COMMON) $(SAN_OBJS) $(HOOK_LDFLAGS) $(HOST_TEST_LDFLAGS) -l:libyaml.a -lcmocka -o $@
 
 # The output folder's test watches the order of fsync and rename.
 $(SAN_DIR)/tests/test_emit: HOST_TEST_LDFLAGS = -Wl,--wrap=fsync,--wrap=rename

@@ -115,9 +115,9 @@ static void test_synced_before_rename(void **state)
 {
     (void)state;
     log_count = 0;
-    assert_int_equal(emit_to("out"), 0);
+    assert_int_equal(emit_to("synced"), 0);
     char out[512], want[700];
-    snprintf(out, sizeof out, "%s/out", work);
+    snprintf(out, sizeof out, "%s/synced", work);
     int moved = -1;
     char tmp[512] = "";
     for (int i = 0; i < log_count; i++) {
