@@ -143,8 +143,10 @@ lib: $(GEN_DIR)/manifest.json $(BUILD)/probe.ok
 
 # ---- tests ---------------------------------------------------------------------------------
 # Host: the generator's parts, built again with ASan and UBSan in a folder of their own (the
-# generator users get stays as it is), linked into cmocka programs with the allocation hook of
-# tests/host/alloc_fail.h. libyaml is linked statically so that its allocations pass the hook.
+# generator users get stays as it is), linked into cmocka programs (tests/host/test_MODULE.c, one
+# per module of gen/) with the helpers they share (tests/common/: the allocation hook of
+# alloc_fail.h, files, the generator run in a scratch folder, its inputs from text). libyaml is
+# linked statically so that its allocations pass the hook.
 SAN_DIR       := $(BUILD)/host-san
 SAN_FLAGS     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_GEN_BIN   := $(SAN_DIR)/gemm-rvv-gen
@@ -158,12 +160,19 @@ $(SAN_DIR)/obj/%.o: gen/%.c $(wildcard gen/*.h include/*.h) runtime/x_copy.h | d
 $(SAN_GEN_BIN): $(SAN_OBJS) $(SAN_DIR)/obj/main.o
 	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $^ -lyaml -o $@
 
-$(SAN_DIR)/tests/%: tests/host/%.c tests/host/alloc_fail.c tests/host/alloc_fail.h $(SAN_OBJS) $(SAN_GEN_BIN) $(GEN_BIN)
+HOST_TEST_COMMON := $(patsubst tests/common/%.c,$(SAN_DIR)/common/%.o,\
+                      $(addprefix tests/common/,alloc_fail.c files.c gen_run.c gen_input.c))
+HOST_TEST_FLAGS  := $(HOST_CFLAGS) $(SAN_FLAGS) $(HOST_CPPFLAGS) -Itests/common \
+  -DGEN_BIN='"$(abspath $(SAN_GEN_BIN))"' -DGEN_PLAIN_BIN='"$(abspath $(GEN_BIN))"' \
+  -DTESTS_DIR='"$(CURDIR)/tests"'
+
+$(SAN_DIR)/common/%.o: tests/common/%.c tests/common/%.h $(wildcard gen/*.h include/*.h) | deps
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $(HOST_CPPFLAGS) -Itests/host \
-	  -DGEN_BIN='"$(abspath $(SAN_GEN_BIN))"' -DGEN_PLAIN_BIN='"$(abspath $(GEN_BIN))"' \
-	  -DTESTS_DIR='"$(CURDIR)/tests"' \
-	  $< tests/host/alloc_fail.c $(SAN_OBJS) $(HOOK_LDFLAGS) $(HOST_TEST_LDFLAGS) -l:libyaml.a -lcmocka -o $@
+	$(HOST_CC) $(HOST_TEST_FLAGS) -c $< -o $@
+
+$(SAN_DIR)/tests/%: tests/host/%.c $(wildcard tests/common/*.h) $(HOST_TEST_COMMON) $(SAN_OBJS) $(SAN_GEN_BIN) $(GEN_BIN)
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_TEST_FLAGS) $< $(HOST_TEST_COMMON) $(SAN_OBJS) $(HOOK_LDFLAGS) $(HOST_TEST_LDFLAGS) -l:libyaml.a -lcmocka -o $@
 
 # The output folder's test watches the order of fsync and rename.
 $(SAN_DIR)/tests/test_emit: HOST_TEST_LDFLAGS = -Wl,--wrap=fsync,--wrap=rename

@@ -16,7 +16,7 @@ HOST_RT_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all
 # cannot take (see tests/host-runtime/test_fork.c).
 HOST_RT_SAN_plain :=
 HOST_RT_PROGRAMS := test_threads test_fork test_settings test_host_kernels test_q8_0 \
-                    test_running_calls
+                    test_running_calls test_lines test_split
 # A program's source: tests/host-runtime/NAME.c, or the target test named here (run on the host
 # runtime too, under the sanitizers).
 HOST_RT_SRC_test_q8_0 := tests/target/test_q8_0.c

@@ -3,13 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-static float widen(uint16_t h)
-{
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
+#include "testdata.h"
 
 void ref_linear_f32(const uint16_t *x, size_t m, size_t ldx, const uint16_t *w, size_t n,
                     size_t k, size_t ldw, const float *bias, float *y, size_t ldy)
@@ -19,7 +13,7 @@ void ref_linear_f32(const uint16_t *x, size_t m, size_t ldx, const uint16_t *w, 
             /* An FMA onto -0.0 gives the first product's bits, zero products included. */
             float acc = -0.0f;
             for (size_t j = 0; j < k; j++)
-                acc = fmaf(widen(x[r * ldx + j]), widen(w[c * ldw + j]), acc);
+                acc = fmaf(bf16_value(x[r * ldx + j]), bf16_value(w[c * ldw + j]), acc);
             y[r * ldy + c] = bias ? acc + bias[c] : acc;
         }
     }

@@ -291,26 +291,6 @@ static void test_shared_copy_and_rounds(void **state)
     assert_true(tested > 0);
 }
 
-/* Where a column block leaves the rest of its last line of Y to the next (runtime/lines.h's
- * gr_y_tail), worked out by hand. */
-static void test_y_tail(void **state)
-{
-    (void)state;
-    const uintptr_t page = 0x10000;
-    /* FP32 Y 16 bytes past a line: column 64 is 272 bytes in, its line starts at 256 */
-    assert_int_equal(gr_y_tail(page + 16, 4, 4096 * 4, 64, 1024), 60);
-    /* BF16 Y 2 bytes past a line: column 64 is 130 bytes in, its line starts at 128 */
-    assert_int_equal(gr_y_tail(page + 2, 2, 4096 * 2, 64, 1024), 63);
-    /* on its line: nothing left over */
-    assert_int_equal(gr_y_tail(page, 4, 4096 * 4, 64, 1024), 64);
-    /* the piece's last block, rows at different offsets, Y off its element: nothing kept */
-    assert_int_equal(gr_y_tail(page + 16, 4, 4096 * 4, 1024, 1024), 1024);
-    assert_int_equal(gr_y_tail(page + 16, 4, 4100, 64, 1024), 64);
-    assert_int_equal(gr_y_tail(page + 2, 4, 4096 * 4, 64, 1024), 64);
-    /* a line that starts before Y: nothing kept */
-    assert_int_equal(gr_y_tail(page + 48, 4, 4096 * 4, 2, 1024), 2);
-}
-
 /* Whether the build has a plan of the given bucket for e's (N, K). */
 static int has_bucket(const struct gr_plan *e, unsigned bucket)
 {
@@ -381,7 +361,6 @@ int main(void)
         cmocka_unit_test(test_plans_against_fallback),
         cmocka_unit_test(test_api_against_reference),
         cmocka_unit_test(test_shared_copy_and_rounds),
-        cmocka_unit_test(test_y_tail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 
 #include "alloc_fail.h"
 #include "emit.h"
+#include "files.h"
 #include "plan.h"
 #include "plan_fields.h"
 #include "shapes.h"
@@ -40,18 +41,10 @@ static void expected_fields(const struct blocking *b, struct field f[FIELDS])
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    char *text = file_read(path);
+    if (!text)
         fail_msg("cannot read %s", path);
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    assert_true(n < sizeof buf - 1);
-    buf[n] = '\0';
-    char *copy = malloc(n + 1);
-    assert_non_null(copy);
-    memcpy(copy, buf, n + 1);
-    return copy;
+    return text;
 }
 
 /* The text from `from` up to the first `end` after it, as a new string; fails when absent. */
@@ -145,9 +138,9 @@ static void check_contract(const char *path)
 
 static void check_target(const char *target_name)
 {
-    char shapes_path[512], work[] = "/tmp/gemm-rvv-fields-XXXXXX", path[1024];
+    char shapes_path[512], work[256], path[1024];
     snprintf(shapes_path, sizeof shapes_path, "%s/../shapes.yaml", TESTS_DIR);
-    assert_non_null(mkdtemp(work));
+    temp_dir_make(work, sizeof work, "fields");
     struct diag d = {shapes_path, stderr, 0};
     struct shapes s;
     struct plan p;
@@ -209,9 +202,7 @@ static void check_target(const char *target_name)
     free(manifest);
     plan_free(&p);
     shapes_free(&s);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", work);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(temp_dir_remove(work), 0);
 }
 
 static void test_fields_as_chosen(void **state)

@@ -1,5 +1,4 @@
 /* The template expander: substitutions, loops, conditions, notes, and its errors. */
-#define _GNU_SOURCE /* open_memstream on older glibc headers */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,18 +10,17 @@
 #include <cmocka.h>
 
 #include "alloc_fail.h"
+#include "gen_input.h"
 #include "template.h"
 
 /* Expands src with the variables v; returns the output, or the error text. */
 static char *expand_with(const char *src, const struct template_vars *v, int *rc)
 {
     struct text out = {0};
-    char *errors = NULL;
-    size_t size;
-    FILE *err = open_memstream(&errors, &size);
-    struct diag d = {"t.c.in", err, 0};
-    *rc = template_expand(src, v, &d, &out);
-    fclose(err);
+    struct messages m;
+    messages_open(&m, "t.c.in");
+    *rc = template_expand(src, v, &m.d, &out);
+    char *errors = messages_close(&m);
     if (*rc != 0) {
         text_free(&out);
         return errors;
@@ -179,15 +177,13 @@ static void test_out_of_memory(void **state)
     long n = 0;
     for (;; n++) {
         struct text out = {0};
-        char *errors = NULL;
-        size_t size;
-        FILE *err = open_memstream(&errors, &size);
-        struct diag d = {"oom.c.in", err, 0};
+        struct messages m;
+        messages_open(&m, "oom.c.in");
         alloc_fail_at(n);
-        int rc = template_expand(src.data, &v, &d, &out);
+        int rc = template_expand(src.data, &v, &m.d, &out);
         int fired = alloc_fail_fired();
         alloc_fail_at(-1);
-        fclose(err);
+        char *errors = messages_close(&m);
         if (!fired) {
             assert_int_equal(rc, 0);
             assert_false(out.failed);

@@ -1,5 +1,4 @@
 /* The variant descriptor table (templates/variants.txt): the shipped one, and its errors. */
-#define _GNU_SOURCE /* open_memstream on older glibc headers */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,29 +9,17 @@
 
 #include <cmocka.h>
 
+#include "files.h"
+#include "gen_input.h"
 #include "variants.h"
 
 /* Parses text; returns the messages ("" when none), *rc the result. */
 static char *parse(const char *text, struct variants *v, int *rc)
 {
-    char *errors = NULL;
-    size_t size;
-    FILE *err = open_memstream(&errors, &size);
-    struct diag d = {"v.txt", err, 0};
-    *rc = variants_parse(text, &d, v);
-    fclose(err);
-    return errors;
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
+    struct messages m;
+    messages_open(&m, "v.txt");
+    *rc = variants_parse(text, &m.d, v);
+    return messages_close(&m);
 }
 
 /* The shipped table: base and zvfbfwma for the target, two plain C ones for the host, each
@@ -42,7 +29,10 @@ static void test_shipped(void **state)
     (void)state;
     struct variants v;
     int rc;
-    char *err = parse(read_file(TESTS_DIR "/../templates/variants.txt"), &v, &rc);
+    char *table = file_read(TESTS_DIR "/../templates/variants.txt");
+    assert_non_null(table);
+    char *err = parse(table, &v, &rc);
+    free(table);
     assert_int_equal(rc, 0);
     assert_string_equal(err, "");
     free(err);

@@ -61,7 +61,7 @@ void fill_bf16(struct rng *r, uint16_t *v, size_t count, int specials)
         v[i] = specials ? rng_bf16_special(r) : rng_bf16(r);
 }
 
-static double widen(uint16_t h)
+float bf16_value(uint16_t h)
 {
     uint32_t bits = (uint32_t)h << 16;
     float f;
@@ -73,7 +73,7 @@ double ref_dot(const uint16_t *x, const uint16_t *w, size_t k, double *abs_sum)
 {
     double sum = 0, abs = 0;
     for (size_t j = 0; j < k; j++) {
-        double p = widen(x[j]) * widen(w[j]); /* exact: 16 significant bits at most */
+        double p = (double)bf16_value(x[j]) * bf16_value(w[j]); /* exact: 16 significant bits */
         sum += p;
         abs += fabs(p);
     }

@@ -21,6 +21,9 @@ uint16_t rng_bf16_special(struct rng *r);
 
 void fill_bf16(struct rng *r, uint16_t *v, size_t count, int specials);
 
+/* The FP32 value of BF16 bits, worked out here apart from the library's own conversions. */
+float bf16_value(uint16_t h);
+
 /* The exact-in-FP64 reference sum of row m of X times row n of W, and the sum of |products|. */
 double ref_dot(const uint16_t *x, const uint16_t *w, size_t k, double *abs_sum);
 
