@@ -1,6 +1,6 @@
 /* gemm_rvv: BF16 and Q8_0 Linear layers (Y = X W^T + bias) for RISC-V Vector 1.0 cores, with
  * kernels generated ahead of time for a model's shapes and a scalar fallback for every other
- * shape.
+ * shape; and attention over an engine's KV cache (gemm_rvv_attention, "Attention" below).
  *
  * This is the only header an inference engine includes. Link libgemm_rvv.a (pkg-config name
  * gemm_rvv). All sizes and strides count elements, not bytes. BF16 values are passed as their
@@ -39,7 +39,7 @@ typedef enum gemm_rvv_status {
     GEMM_RVV_ERR_RANGE = 11,   /* elements past the end of the weight */
     GEMM_RVV_ERR_FORMAT = 12   /* the weight's format is not one this call takes, or K is not a
                                   multiple of 32 for Q8_0 */
-} gemm_rvv_status;
+} gemm_rvv_status; /* gemm_rvv_attention gives some of them meanings of its own (see below) */
 
 typedef enum gemm_rvv_type {
     GEMM_RVV_F32 = 0,  /* float */
@@ -236,8 +236,10 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
  *                          kv_heads
  *   GEMM_RVV_ERR_TYPE      k_type or v_type other than GEMM_RVV_F16 or GEMM_RVV_BF16
  *   GEMM_RVV_ERR_STRIDE    a negative stride, mask_row_stride < n_kv (a mask row shorter than
- *                          the cache) with a mask, or out strides under which two outputs
- *                          share an element
+ *                          the cache) with a mask, or out strides that do not keep the outputs
+ *                          apart: of the dimensions (rows, heads) longer than 1, the one of
+ *                          smaller stride needs a stride >= head_dim, the other a stride >=
+ *                          the first's whole span
  *   GEMM_RVV_ERR_OVERFLOW  an extent (first element to last) that does not fit the address space
  *   GEMM_RVV_ERR_ALIAS     out overlaps q, k, v or the mask (each from its first element to its
  *                          last); the inputs may overlap each other
