@@ -169,6 +169,7 @@ $(SAN_DIR)/tests/%: tests/host/%.c tests/host/alloc_fail.c tests/host/alloc_fail
 $(SAN_DIR)/tests/test_emit: HOST_TEST_LDFLAGS = -Wl,--wrap=fsync,--wrap=rename
 # Attention's exponential against libm's FP64 exp; every FP32 input in make test-full.
 $(SAN_DIR)/tests/test_attn_exp: HOST_TEST_LDFLAGS = -lm
+$(SAN_DIR)/tests/test_attn_exp: runtime/attn_exp.h
 test-attn-exp-all: $(SAN_DIR)/tests/test_attn_exp
 	@GEMM_RVV_TEST_EXP_ALL=1 $<
 

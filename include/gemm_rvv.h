@@ -245,6 +245,7 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
  *                          last); the inputs may overlap each other
  *   GEMM_RVV_ERR_FORMAT    sinks is not NULL: attention sinks are not supported yet
  *   GEMM_RVV_ERR_ISA       as every call, when GEMM_RVV_ISA cannot be honoured here
+ * Fields left 0 by a designated initializer mean: no mask, no ALiBi, no soft-capping, no sinks.
  * Threads: the (row, head) pairs are split over the library's worker threads; the result does
  * not depend on the thread count. Today every call runs the scalar fallback (runtime/
  * attention*.c); generated kernels will give the same bits. */
