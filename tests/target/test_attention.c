@@ -152,7 +152,7 @@ static void make(const struct problem *p, uint64_t seed, struct buffers *b)
         for (size_t i = 0; i < p->n_q; i++) {
             const size_t last = p->n_kv - p->n_q + i; /* the row's own position */
             for (size_t j = 0; j < stride; j++) {
-                double m = -INFINITY;
+                double m;
                 if (j > last && j < p->n_kv)
                     m = -INFINITY; /* causal */
                 else if (p->mask == MASK_ALIBI)
