@@ -84,7 +84,7 @@ MATRIX_PROGRAMS := $(shell awk '!/^\#/ && NF { print $$1 }' $(TEST_MATRIX))
 TARGET_TESTS  := $(patsubst %,$(BUILD)/test/%,$(filter test_%,$(MATRIX_PROGRAMS)))
 TARGET_SUPPORT:= $(filter-out $(wildcard tests/target/test_*.c),$(wildcard tests/target/*.c))
 
-.PHONY: all lib gen deps probe install example test test-full test-host test-spills \
+.PHONY: all lib gen deps probe install example test test-full test-host test-attn-exp-all test-spills \
         test-no-vector test-clang test-target test-target-full clean distclean FORCE
 .DELETE_ON_ERROR:
 
@@ -176,6 +176,11 @@ $(SAN_DIR)/tests/%: tests/host/%.c $(wildcard tests/common/*.h) $(HOST_TEST_COMM
 
 # The output folder's test watches the order of fsync and rename.
 $(SAN_DIR)/tests/test_emit: HOST_TEST_LDFLAGS = -Wl,--wrap=fsync,--wrap=rename
+# Attention's exponential against libm's FP64 exp; every FP32 input in make test-full.
+$(SAN_DIR)/tests/test_attn_exp: HOST_TEST_LDFLAGS = -lm
+$(SAN_DIR)/tests/test_attn_exp: runtime/attn_exp.h
+test-attn-exp-all: $(SAN_DIR)/tests/test_attn_exp
+	@GEMM_RVV_TEST_EXP_ALL=1 $<
 
 test-host: $(HOST_TESTS)
 	@set -e; for t in $(HOST_TESTS); do echo "=== $$t ==="; $$t; done
@@ -259,7 +264,7 @@ QUICK_CHECKS := test-ggml test-target test-llama test-rpc test-host-runtime test
                 test-gguf-shapes test-clang test-setup-deps test-host test-models \
                 test-sysheaders test-engine-host test-spills test-no-vector test-project
 FULL_CHECKS  := test-target-full test-ggml-full test-llama-full test-rpc-full \
-                test-placement-full check-engine \
+                test-placement-full check-engine test-attn-exp-all \
                 $(filter-out test-target test-ggml test-llama test-rpc test-placement,$(QUICK_CHECKS))
 # What the checks fetch, fetched once before they start (two checks must not fetch into one
 # folder), beside the library's build.

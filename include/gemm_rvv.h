@@ -1,6 +1,6 @@
 /* gemm_rvv: BF16 and Q8_0 Linear layers (Y = X W^T + bias) for RISC-V Vector 1.0 cores, with
  * kernels generated ahead of time for a model's shapes and a scalar fallback for every other
- * shape.
+ * shape; and attention over an engine's KV cache (gemm_rvv_attention, "Attention" below).
  *
  * This is the only header an inference engine includes. Link libgemm_rvv.a (pkg-config name
  * gemm_rvv). All sizes and strides count elements, not bytes. BF16 values are passed as their
@@ -41,11 +41,12 @@ typedef enum gemm_rvv_status {
                                   multiple of 32 for Q8_0 */
     GEMM_RVV_ERR_BUSY = 13     /* the weight object is in use: a call, read, write or update
                                   runs on it */
-} gemm_rvv_status;
+} gemm_rvv_status; /* gemm_rvv_attention gives some of them meanings of its own (see below) */
 
 typedef enum gemm_rvv_type {
-    GEMM_RVV_F32 = 0, /* float */
-    GEMM_RVV_BF16 = 1 /* uint16_t, rounded to nearest even; NaN stays NaN */
+    GEMM_RVV_F32 = 0,  /* float */
+    GEMM_RVV_BF16 = 1, /* uint16_t, rounded to nearest even; NaN stays NaN */
+    GEMM_RVV_F16 = 2   /* uint16_t, IEEE binary16: attention's caches only (no Linear output) */
 } gemm_rvv_type;
 
 /* The status in words ("M, N or K is zero or negative"); never NULL. */
@@ -210,6 +211,77 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
                                       const uint16_t *w, int64_t n, int64_t k, int64_t ldw,
                                       const float *bias, void *y, int64_t ldy,
                                       gemm_rvv_type y_type);
+
+/* ---- Attention -----------------------------------------------------------------------------
+ * gemm_rvv_attention computes, for every query row i < n_q and query head h < q_heads,
+ *   out[i, h, :] = sum_p w_p V[p, g, :] / sum_p w_p,  w_p = exp(s_p - max s),
+ *   s_p = scale * (Q[i, h, :] . K[p, g, :]) (+ soft-capping) + slope_h * mask[i, p]
+ * over the cache positions p < n_kv, with g = h / (q_heads / kv_heads) (grouped-query
+ * attention: kv_heads divides q_heads), in FP32 with an online softmax (docs/numerics.md,
+ * "Attention", gives the order of every operation and the error bound). It is ggml's
+ * FLASH_ATTN_EXT on one ne3 slice:
+ *   - logit_softcap != 0: s_p = logit_softcap * tanh(dot * (scale / logit_softcap)) + mask term;
+ *   - max_bias > 0 (ALiBi): slope_h = m0^(h + 1) for h < n2, else m1^(2 (h - n2) + 1), with n2
+ *     the largest power of two <= q_heads, m0 = 2^(-max_bias / n2), m1 = 2^(-max_bias / 2 / n2)
+ *     (powf, as ggml); else slope_h = 1;
+ *   - mask: F16, broadcast over heads; a position whose mask term is -Inf is skipped (its K
+ *     and V are not read); a row with every position masked gets zeros, as in ggml.
+ * Every element is addressed by its strides, counted in elements of its own type (not bytes;
+ * divide ggml's nb by the element size); strides are >= 0:
+ *   Q[i, h, d]    = q[i * q_row_stride + h * q_head_stride + d]              (float)
+ *   K[p, g, d]    = k[p * k_pos_stride + g * k_head_stride + d]    (k_type: GEMM_RVV_F16/BF16)
+ *   V[p, g, d]    = v[p * v_pos_stride + g * v_head_stride + d]    (v_type: GEMM_RVV_F16/BF16)
+ *   mask[i, p]    = mask[i * mask_row_stride + p]                          (F16 bits, or NULL)
+ *   out[i, h, d]  = out[i * out_row_stride + h * out_head_stride + d]      (float)
+ * ggml's layout: q [D, n_q, H_q] F32 (q_row_stride = nb1 / 4, q_head_stride = nb2 / 4), k and v
+ * [D, n_kv, H_kv] (k_pos_stride = nb1 / 2, k_head_stride = nb2 / 2), mask [n_kv, n_q padded]
+ * (mask_row_stride = nb1 / 2), dst [D, H_q, n_q] (out_head_stride = D, out_row_stride = H_q D).
+ * F16 and BF16 are widened exactly; Q stays FP32.
+ *
+ * Checked before anything is written (on error out is untouched):
+ *   GEMM_RVV_ERR_NULL      args, q, k, v or out is NULL
+ *   GEMM_RVV_ERR_SIZE      n_q, n_kv, q_heads or kv_heads below 1 (ggml writes zeros for
+ *                          n_kv = 0; this call refuses it), head_dim not a multiple of 8 in
+ *                          [8, GEMM_RVV_ATTENTION_MAX_HEAD_DIM], q_heads not a multiple of
+ *                          kv_heads
+ *   GEMM_RVV_ERR_TYPE      k_type or v_type other than GEMM_RVV_F16 or GEMM_RVV_BF16
+ *   GEMM_RVV_ERR_STRIDE    a negative stride, mask_row_stride < n_kv (a mask row shorter than
+ *                          the cache) with a mask, or out strides that do not keep the outputs
+ *                          apart: of the dimensions (rows, heads) longer than 1, the one of
+ *                          smaller stride needs a stride >= head_dim, the other a stride >=
+ *                          the first's whole span
+ *   GEMM_RVV_ERR_OVERFLOW  an extent (first element to last) that does not fit the address space
+ *   GEMM_RVV_ERR_ALIAS     out overlaps q, k, v or the mask (each from its first element to its
+ *                          last); the inputs may overlap each other
+ *   GEMM_RVV_ERR_FORMAT    sinks is not NULL: attention sinks are not supported yet
+ *   GEMM_RVV_ERR_ISA       as every call, when GEMM_RVV_ISA cannot be honoured here
+ * Fields left 0 by a designated initializer mean: no mask, no ALiBi, no soft-capping, no sinks.
+ * Threads: the (row, head) pairs are split over the library's worker threads; the result does
+ * not depend on the thread count. Today every call runs the scalar fallback (runtime/
+ * attention*.c); generated kernels will give the same bits. */
+#define GEMM_RVV_ATTENTION_MAX_HEAD_DIM 1024
+
+typedef struct gemm_rvv_attention_args {
+    int64_t n_q, n_kv, head_dim, q_heads, kv_heads;
+    const float *q;
+    int64_t q_row_stride, q_head_stride;
+    const uint16_t *k;
+    int64_t k_pos_stride, k_head_stride;
+    gemm_rvv_type k_type;
+    const uint16_t *v;
+    int64_t v_pos_stride, v_head_stride;
+    gemm_rvv_type v_type;
+    const uint16_t *mask; /* F16, or NULL: no mask */
+    int64_t mask_row_stride;
+    float scale;
+    float max_bias;      /* ALiBi's; <= 0: none */
+    float logit_softcap; /* 0: none */
+    const float *sinks;  /* must be NULL */
+    float *out;
+    int64_t out_row_stride, out_head_stride;
+} gemm_rvv_attention_args;
+
+gemm_rvv_status gemm_rvv_attention(const gemm_rvv_attention_args *args);
 
 /* ---- Plans of this build -------------------------------------------------------------------
  * Which (N, K) the build has generated plans for, so that an engine can route a Linear to the

@@ -16,10 +16,11 @@ HOST_RT_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all
 # cannot take (see tests/host-runtime/test_fork.c).
 HOST_RT_SAN_plain :=
 HOST_RT_PROGRAMS := test_threads test_fork test_settings test_host_kernels test_q8_0 \
-                    test_running_calls test_lines test_split
+                    test_running_calls test_lines test_split test_attention
 # A program's source: tests/host-runtime/NAME.c, or the target test named here (run on the host
 # runtime too, under the sanitizers).
 HOST_RT_SRC_test_q8_0 := tests/target/test_q8_0.c
+HOST_RT_SRC_test_attention := tests/target/test_attention.c
 HOST_RT_TESTS    := $(foreach s,tsan asan,$(addprefix $(HOST_RT)/$(s)/,$(HOST_RT_PROGRAMS))) \
                     $(HOST_RT)/plain/test_fork
 HOST_RT_SUPPORT  := tests/host-runtime/reference.c tests/target/testdata.c tests/target/child.c

@@ -3,6 +3,7 @@
 # test-placement and test-project.
 #   make bench-selftest      the cache model on programs whose DRAM traffic is known by hand
 #   make bench-count         instructions and vector work per MAC, counted by a QEMU plugin
+#   make bench-count-attention  the same for one gemm_rvv_attention call of a decoded token
 #   make bench-static        vector work per MAC of every plan's tiles, read from the objects
 #   make bench-dram          DRAM traffic of whole calls under the cache model
 #   make bench-replay        one call of the shipped driver traced on the host, any blocking
@@ -33,7 +34,7 @@ TWIN_LIB       := $(TWIN_DIR)/libgemm_rvv.a
 DRAM_TWIN      := $(MEASURE)/dram_variant_twin
 DRAM_REAL      := $(MEASURE)/dram_variant_real
 
-.PHONY: bench bench-deps bench-report bench-selftest bench-count bench-static bench-dram \
+.PHONY: bench bench-deps bench-report bench-selftest bench-count bench-count-attention bench-static bench-dram \
         bench-replay bench-build-times test-placement test-placement-full bench-project bench-project-measure test-project
 
 bench-deps:
@@ -93,6 +94,9 @@ $(COUNT_CALL): measure/count/count_call.c $(BENCH_LIB) $(MEASURE)/plain_c_zvl256
 	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -I$(MEASURE)/gen -static $< \
 	  $(MEASURE)/plain_c_zvl256.o $(MEASURE)/plain_c_zvl128.o $(BENCH_LIB) -lpthread -lm -o $@
 
+$(MEASURE)/count_attention: measure/count/count_attention.c $(BENCH_LIB)
+	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -static $< $(BENCH_LIB) -lpthread -lm -o $@
+
 $(CACHE_SELFTEST): measure/cache/selftest.c $(MARKER_SRCS) measure/cache/cache_marker.h $(BUILD)/probe.ok
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) -march=rv64gcv -Imeasure/cache -static $< $(MARKER_SRCS) -lpthread -o $@
@@ -145,6 +149,18 @@ COUNT_CSV   = $(MEASURE)/count$(if $(COUNT_RUNS),-selected).csv
 bench-count: $(PLUGIN) $(COUNT_CALL)
 	@COUNT_RUNS='$(COUNT_RUNS)' JOBS=$(JOBS) measure/count/count.sh $(PLUGIN) $(COUNT_CALL) \
 	  $(MEASURE)/count $(COUNT_CSV)
+
+# Per attention MAC (2 n_q n_kv D H_q), counted in gemm_rvv_attention and the runtime's
+# gr_attention_ functions, at VLEN 256: kv_type,n_kv,insns_per_mac,scalar_per_mac,vwork_per_mac.
+ATTN_COUNT_KV ?= 256 1024
+bench-count-attention: $(PLUGIN) $(MEASURE)/count_attention
+	@set -e; out=$(MEASURE)/count-attention.csv; echo "kv_type,n_kv,insns_per_mac,scalar_per_mac,vwork_per_mac" > $$out.part; \
+	for t in f16 bf16; do for n in $(ATTN_COUNT_KV); do \
+	  macs=$$(qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256 -plugin $(PLUGIN),sym=gemm_rvv_attention,sym=gr_attention_,out=$(MEASURE)/count-attention.txt \
+	    $(MEASURE)/count_attention $$t $$n); \
+	  awk -v t=$$t -v n=$$n -v m=$$macs '{ for (i = 1; i <= NF; i++) { split($$i, kv, "="); c[kv[1]] = kv[2] } } \
+	    END { printf "%s,%s,%.3f,%.3f,%.3f\n", t, n, c["insns"] / m, c["scalar"] / m, c["vwork_eighths"] / 8 / m }' \
+	    $(MEASURE)/count-attention.txt >> $$out.part; done; done; mv $$out.part $$out; cat $$out
 
 BENCH_VLEN ?= 256
 bench-static: $(BENCH_LIB)
