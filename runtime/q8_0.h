@@ -11,15 +11,6 @@
 #include "gemm_rvv.h"
 #include "q8_0_scale.h"
 
-#define GR_Q8_BLOCK GEMM_RVV_Q8_0_BLOCK
-#define GR_Q8_BLOCK_BYTES GEMM_RVV_Q8_0_BLOCK_BYTES
-
-/* The scale of a block at p (its first two bytes, little-endian). */
-static inline uint16_t gr_q8_scale_bits(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
 /* FP32 activations quantised per block of 32 k, the same for every row of X: row r's block b
  * has scale d[r * kb + b] and values q[r * k + 32 * b .. + 32) (kb = k / 32). */
 struct gr_q8_x {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "format.h"
-#include "q8_0.h"
+#include "q8_0_scale.h"
 
 size_t gr_q8_packed_bytes(size_t n, size_t k, size_t pw)
 {

@@ -1,12 +1,24 @@
-/* The FP16 scales of Q8_0 blocks: FP16 to FP32 and FP32 rounded to FP16 in integer code, and
- * the scale of a block of FP32 activations by ggml's rule (docs/numerics.md, "Q8_0 weights").
- * Scalar code shared by the fallback (runtime/q8_0.c) and the vector quantiser
- * (templates/base/q8_support.c.in), so that both take the same scale from the same amax. */
+/* Q8_0 blocks and their FP16 scales: the block's size, its scale's bits, FP16 to FP32 and FP32
+ * rounded to FP16 in integer code, and the scale of a block of FP32 activations by ggml's rule
+ * (docs/numerics.md, "Q8_0 weights"). Scalar code shared by the fallback (runtime/q8_0.c) and
+ * the vector quantiser (templates/base/q8_support.c.in), so that both take the same scale from
+ * the same amax. */
 #ifndef GEMM_RVV_Q8_0_SCALE_H
 #define GEMM_RVV_Q8_0_SCALE_H
 
 #include <stdint.h>
 #include <string.h>
+
+#include "gemm_rvv.h"
+
+#define GR_Q8_BLOCK GEMM_RVV_Q8_0_BLOCK
+#define GR_Q8_BLOCK_BYTES GEMM_RVV_Q8_0_BLOCK_BYTES
+
+/* The scale of a block at p (its first two bytes, little-endian). */
+static inline uint16_t gr_q8_scale_bits(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
 
 /* An FP16 value's bits as the FP32 of the same value: exact for every FP16 (subnormals are
  * normal in FP32); Inf stays Inf and a NaN keeps its sign and payload (quiet or signalling),
