@@ -52,8 +52,9 @@ bool grg_reads_packed(const struct ggml_tensor *t);
 
 /* release.c */
 /* After a weight was copied out of src: gives back the pages of src that lie wholly inside it
- * when they are a read-only file mapping (a model file llama.cpp mapped), which the kernel can
- * read again from the file, so that the weight is not resident twice. Anything else is left. */
+ * when they are a read-only shared file mapping (a model file llama.cpp mapped), which the
+ * kernel reads again from the file, so that the weight is not resident twice. Anything else,
+ * a private mapping too (its pages may hold the process's own writes), is left. */
 void grg_release_source(const void *src, size_t size);
 
 /* matmul.c */
