@@ -1333,17 +1333,19 @@ static void group_supports(void)
             fail("supports_op false where the CPU's is true: %s", only_cpu);
         if (only_rvv[0])
             fail("supports_op true where the CPU's is false: %s", only_rvv);
-        /* The packed weight: its MUL_MAT yes, any other op reading it no. */
+        /* The packed weight: its MUL_MAT and GET_ROWS yes (the rows are read out of it: a
+         * tied embedding held once), any other op reading it no. */
         struct ggml_tensor *x = ggml_new_tensor_2d(oc, GGML_TYPE_F32, 256, 4);
         struct ggml_tensor *mm = ggml_mul_mat(oc, w.t, x);
         if (!ggml_backend_dev_supports_op(dev_rvv, mm))
             fail("GEMM_RVV does not support MUL_MAT on a weight in its own buffer");
         struct ggml_tensor *ids16 = ggml_new_tensor_1d(oc, GGML_TYPE_I32, 4);
+        if (!ggml_backend_dev_supports_op(dev_rvv, ggml_get_rows(oc, w.t, ids16)))
+            fail("GEMM_RVV does not support GET_ROWS of a weight packed in its own buffer");
         struct {
             const char *name;
             struct ggml_tensor *op;
         } packed[] = {
-            {"GET_ROWS", ggml_get_rows(oc, w.t, ids16)},
             {"CPY to F32", ggml_cpy(oc, w.t, ggml_new_tensor_2d(oc, GGML_TYPE_F32, 256, 16))},
             {"SCALE", ggml_scale(oc, w.t, 2.0f)},
             {"MUL_MAT with it as the activations", ggml_mul_mat(oc, ggml_new_tensor_2d(oc, GGML_TYPE_BF16, 256, 8), w.t)},
@@ -1354,13 +1356,14 @@ static void group_supports(void)
                      packed[i].name);
         /* llama.cpp's placement asks the same with the weight not yet placed, in a buffer of
          * size 0 (ggml makes it without the buffer type's functions): a planned BF16 weight
-         * would be packed there, so only its MUL_MAT may take it there. */
+         * would be packed there, so only its MUL_MAT may take it there (and its GET_ROWS once
+         * its MUL_MAT was asked for: group rows). */
         struct ggml_tensor *probe = ggml_new_tensor_2d(oc, GGML_TYPE_BF16, 256, 16);
         probe->buffer = ggml_backend_buft_alloc_buffer(ggml_backend_dev_buffer_type(dev_rvv), 0);
-        if (!ggml_backend_dev_supports_op(dev_rvv, ggml_mul_mat(oc, probe, x)))
-            fail("GEMM_RVV does not support MUL_MAT on a planned weight about to be placed in its buffer");
         if (ggml_backend_dev_supports_op(dev_rvv, ggml_get_rows(oc, probe, ids16)))
             fail("GEMM_RVV claims GET_ROWS of a planned weight about to be placed (packed) in its buffer");
+        if (!ggml_backend_dev_supports_op(dev_rvv, ggml_mul_mat(oc, probe, x)))
+            fail("GEMM_RVV does not support MUL_MAT on a planned weight about to be placed in its buffer");
         ggml_backend_buffer_free(probe->buffer);
         probe->buffer = NULL;
         ggml_free(oc);
@@ -1619,6 +1622,127 @@ static void group_source(void)
     free(changed);
 }
 
+/* ---- group rows: GET_ROWS of a packed weight (a tied embedding: the lm_head and the table) ---- */
+
+/* GET_ROWS of `count` rows (indices idx) of w, a weight in a GEMM_RVV buffer holding `bytes`,
+ * on GEMM_RVV and, of a copy of `bytes` in a CPU buffer, on the CPU backend: the same bits. */
+static void check_rows(struct ggml_tensor *w, const void *bytes, const int32_t *idx, int64_t count,
+                       const char *where)
+{
+    int64_t k = w->ne[0], n = w->ne[1];
+    struct ggml_context *ctx = ctx_new(8, 2);
+    struct ggml_tensor *wc = ggml_new_tensor_2d(ctx, w->type, k, n);
+    ggml_backend_buffer_t wbuf = alloc_in(ctx, buft_cpu, true);
+    if (!wbuf) {
+        ggml_free(ctx);
+        return;
+    }
+    ggml_backend_tensor_set(wc, bytes, 0, ggml_nbytes(wc));
+    struct ggml_context *actx = ctx_new(8, 0);
+    struct ggml_tensor *ids = ggml_new_tensor_1d(actx, GGML_TYPE_I32, count);
+    struct ggml_tensor *rows = ggml_get_rows(actx, w, ids);
+    struct ggml_tensor *rows_cpu = ggml_get_rows(actx, wc, ids);
+    ggml_backend_buffer_t abuf = alloc_in(actx, buft_cpu, false);
+    if (abuf) {
+        ggml_backend_tensor_set(ids, idx, 0, ggml_nbytes(ids));
+        size_t out_bytes = ggml_nbytes(rows);
+        uint32_t *got = xmalloc(out_bytes), *ref = xmalloc(out_bytes);
+        if (!ggml_backend_dev_supports_op(dev_rvv, rows)) {
+            fail("%s: GEMM_RVV does not take GET_ROWS of its packed weight", where);
+        } else {
+            struct ggml_cgraph *g = ggml_new_graph(ctx), *gc = ggml_new_graph(ctx);
+            ggml_build_forward_expand(g, rows);
+            ggml_build_forward_expand(gc, rows_cpu);
+            enum ggml_status st = compute(be_rvv, g), sc = compute(be_cpu, gc);
+            if (st != GGML_STATUS_SUCCESS || sc != GGML_STATUS_SUCCESS) {
+                fail("%s: GET_ROWS returned %s on GEMM_RVV, %s on the CPU", where,
+                     status_name(st), status_name(sc));
+            } else {
+                ggml_backend_tensor_get(rows, got, 0, out_bytes);
+                ggml_backend_tensor_get(rows_cpu, ref, 0, out_bytes);
+                for (size_t i = 0; i < out_bytes / 4; i++)
+                    if (got[i] != ref[i]) {
+                        fail("%s: row %zu (weight row %d), element %zu: 0x%08x on GEMM_RVV, "
+                             "0x%08x on the CPU", where, i / (size_t)k,
+                             (int)idx[i / (size_t)k], i % (size_t)k, got[i], ref[i]);
+                        break;
+                    }
+            }
+        }
+        free(got);
+        free(ref);
+        ggml_backend_buffer_free(abuf);
+    }
+    ggml_free(actx);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(ctx);
+}
+
+/* Row indices: the first, the last, one twice, the rest random. */
+static void row_indices(int32_t *idx, int64_t count, int64_t n)
+{
+    for (int64_t i = 0; i < count; i++)
+        idx[i] = (int32_t)(rng_next() % (uint64_t)n);
+    idx[0] = 0;
+    idx[1] = (int32_t)(n - 1);
+    idx[2] = idx[3];
+}
+
+static void group_rows(void)
+{
+    const int64_t n = 896, k = 896, qn = 384, qk = 1152, count = 37;
+    int32_t idx[37];
+    struct weight w;
+
+    case_begin();
+    uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
+    fill_special_bits(bits, (size_t)(n * k));
+    if (weight_new(&w, n, k, "token_embd.weight")) {
+        ggml_backend_tensor_set(w.t, bits, 0, ggml_nbytes(w.t));
+        row_indices(idx, count, n);
+        check_rows(w.t, bits, idx, count, "BF16 (special values)");
+    }
+    weight_free(&w);
+    free(bits);
+    case_end("GET_ROWS of a packed BF16 weight: the CPU backend's bits");
+
+    case_begin();
+    size_t qbytes = (size_t)(qn * qk / 32) * Q8_BLOCK_BYTES;
+    uint8_t *b = xmalloc(qbytes);
+    fill_q8_0(b, qbytes / Q8_BLOCK_BYTES, true);
+    if (q8_weight_new(&w, qn, qk, "token_embd.weight")) {
+        ggml_backend_tensor_set(w.t, b, 0, qbytes);
+        row_indices(idx, count, qn);
+        check_rows(w.t, b, idx, count, "Q8_0 (special scales)");
+    }
+    weight_free(&w);
+    free(b);
+    case_end("GET_ROWS of a packed Q8_0 weight: the CPU backend's bits");
+
+    /* llama.cpp places a weight by asking supports_op with it in an empty buffer of the
+     * type. GET_ROWS of a weight GEMM_RVV would pack is taken only once it was asked to
+     * multiply that weight (a tied embedding, also the lm_head: then held once, packed); an
+     * untied table stays where it is. */
+    case_begin();
+    struct ggml_context *ctx = ctx_new(8, 0);
+    struct ggml_tensor *t = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, k, n);
+    ggml_set_name(t, "tied_embd.weight");
+    struct ggml_tensor *ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 8);
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, 8);
+    struct ggml_tensor *op = ggml_get_rows(ctx, t, ids), *mm = ggml_mul_mat(ctx, t, x);
+    t->buffer = ggml_backend_buft_alloc_buffer(buft_rvv, 0);
+    if (ggml_backend_dev_supports_op(dev_rvv, op))
+        fail("GET_ROWS of an unplaced BF16 weight is taken before any product on it");
+    else if (!ggml_backend_dev_supports_op(dev_rvv, mm))
+        fail("MUL_MAT of an unplaced BF16 weight with a plan is declined");
+    else if (!ggml_backend_dev_supports_op(dev_rvv, op))
+        fail("GET_ROWS of an unplaced BF16 weight GEMM_RVV multiplies is declined");
+    ggml_backend_buffer_free(t->buffer);
+    t->buffer = NULL;
+    ggml_free(ctx);
+    case_end("supports_op takes GET_ROWS of an unplaced weight once asked to multiply it");
+}
+
 /* ---- the groups, each in a child process ---- */
 
 static const struct {
@@ -1629,7 +1753,7 @@ static const struct {
     {"readback", group_readback}, {"memory", group_memory}, {"view", group_view},
     {"memset", group_memset},     {"clear", group_clear},   {"layer", group_layer},
     {"splits", group_splits},     {"threads", group_threads}, {"supports", group_supports},
-    {"q8_0", group_q8_0},         {"source", group_source},
+    {"q8_0", group_q8_0},         {"source", group_source}, {"rows", group_rows},
 };
 
 /* Runs one group in a child; forwards its lines; counts them. A child that dies or exits
