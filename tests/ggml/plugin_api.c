@@ -1688,36 +1688,36 @@ static void row_indices(int32_t *idx, int64_t count, int64_t n)
     idx[2] = idx[3];
 }
 
-static void group_rows(void)
+/* One case: 37 rows of a packed weight of `type` holding `bytes`, against the CPU's. */
+static void rows_case(enum ggml_type type, int64_t n, int64_t k, const void *bytes,
+                      const char *what)
 {
-    const int64_t n = 896, k = 896, qn = 384, qk = 1152, count = 37;
     int32_t idx[37];
     struct weight w;
-
     case_begin();
-    uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
-    fill_special_bits(bits, (size_t)(n * k));
-    if (weight_new(&w, n, k, "token_embd.weight")) {
-        ggml_backend_tensor_set(w.t, bits, 0, ggml_nbytes(w.t));
-        row_indices(idx, count, n);
-        check_rows(w.t, bits, idx, count, "BF16 (special values)");
+    bool made = type == GGML_TYPE_BF16 ? weight_new(&w, n, k, "token_embd.weight")
+                                       : q8_weight_new(&w, n, k, "token_embd.weight");
+    if (made) {
+        ggml_backend_tensor_set(w.t, bytes, 0, ggml_nbytes(w.t));
+        row_indices(idx, 37, n);
+        check_rows(w.t, bytes, idx, 37, what);
     }
     weight_free(&w);
-    free(bits);
-    case_end("GET_ROWS of a packed BF16 weight: the CPU backend's bits");
+    case_end("GET_ROWS of a packed %s weight: the CPU backend's bits", what);
+}
 
-    case_begin();
+static void group_rows(void)
+{
+    const int64_t n = 896, k = 896, qn = 384, qk = 1152;
+    uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
+    fill_special_bits(bits, (size_t)(n * k));
+    rows_case(GGML_TYPE_BF16, n, k, bits, "BF16 (special values)");
+    free(bits);
     size_t qbytes = (size_t)(qn * qk / 32) * Q8_BLOCK_BYTES;
     uint8_t *b = xmalloc(qbytes);
     fill_q8_0(b, qbytes / Q8_BLOCK_BYTES, true);
-    if (q8_weight_new(&w, qn, qk, "token_embd.weight")) {
-        ggml_backend_tensor_set(w.t, b, 0, qbytes);
-        row_indices(idx, count, qn);
-        check_rows(w.t, b, idx, count, "Q8_0 (special scales)");
-    }
-    weight_free(&w);
+    rows_case(GGML_TYPE_Q8_0, qn, qk, b, "Q8_0 (special scales)");
     free(b);
-    case_end("GET_ROWS of a packed Q8_0 weight: the CPU backend's bits");
 
     /* llama.cpp places a weight by asking supports_op with it in an empty buffer of the
      * type. GET_ROWS of a weight GEMM_RVV would pack is taken only once it was asked to
