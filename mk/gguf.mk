@@ -7,7 +7,8 @@
 #   make test-llama         one small llama-perplexity run of the GQA Llama in BF16 and in
 #                           Q8_0 (sid's QEMU), with the plugin too: LLAMA_PLUGIN, or the one
 #                           mk/ggml.mk's rules build; then the GQA Llama over several
-#                           micro-batches, generating, its threads, splits and peak memory
+#                           micro-batches, generating, its threads, splits and peak memory;
+#                           peak memory with the plugin against without (tests/llama/check-memory.sh)
 #   make test-llama-full    the four models, 2 chunks, and the bad-input models
 #   make bench-llama        llama-bench tg/pp instructions counted under QEMU 7.2 (one thread),
 #                           without and with the plugin
@@ -60,7 +61,8 @@ endif
 # perplexity runs' batch (every position's logits, so the lm_head's too). gguf-shapes' gate
 # plans every BF16 and Q8_0 Linear, those below the library's default gate too (the GQA k and
 # v, the Qwen2's every Linear); the Q8_0 models' Linears get Q8_0 plans.
-LLAMA_SHAPES_MODELS := llama qwen3 llama-gqa qwen2-tied llama-q8_0 llama-gqa-q8_0 llama-gqa-small
+LLAMA_SHAPES_MODELS := llama qwen3 llama-gqa qwen2-tied llama-q8_0 llama-gqa-q8_0 llama-gqa-small \
+                       llama-mem qwen2-tied-mem llama-mem-q8_0
 $(LLAMA_TEST)/shapes.yaml: $(LLAMA_MODELS)/.made tools/gguf-shapes
 	$(GGUF_RUN) tools/gguf-shapes --model llama-test-models --batch 1,64 -o $@ $(LLAMA_SHAPES_MODELS:%=$(LLAMA_MODELS)/%.gguf)
 
@@ -86,22 +88,36 @@ define check_llama_run
 	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-llama-run.sh $(LLAMA_MODELS) $(1)
 endef
 
+# check_memory CASES, MEM_MODES, CTX: tests/llama/check-memory.sh, peak memory with the plugin
+# against without (issue 42's models: BF16, tied, Q8_0). Needs the plugin.
+LLAMA_MEM_MODELS := llama-mem qwen2-tied-mem llama-mem-q8_0
+define check_memory
+	@QEMU=$(SID_QEMU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' MEM_MODES='$(2)' CTX=$(3) \
+	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-memory.sh $(LLAMA_MODELS) $(1)
+endef
+
 LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 
 # The quick tier: the small GQA Llama in BF16 and the GQA Llama in Q8_0 on a batch of 32, then
 # the Q8_0 one's long prompts with mmap only (QEMU emulates the BF16 kernels' vector FP slowly:
-# the GQA Llama in BF16 alone was most of the check). The GQA Llama in BF16, the tied Qwen2,
-# the other models, a batch of 64 and -lm none: test-llama-full.
+# the GQA Llama in BF16 alone was most of the check), then peak memory with the plugin against
+# without (8 tokens: loading is most of each run) of issue 42's BF16, tied and Q8_0 models with
+# mmap, the tied and the Q8_0 ones with -lm none (all six, on 16 tokens, in test-llama-full).
+# The GQA Llama in BF16, the tied Qwen2, the other models, a batch of 64 and -lm none:
+# test-llama-full.
 LLAMA_QUICK_CTX ?= 32
 test-llama: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama-gqa-small llama-gqa-q8_0,1,$(LLAMA_QUICK_CTX))
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa-q8_0,mmap))
+	$(if $(LLAMA_PLUGIN),$(call check_memory,$(LLAMA_MEM_MODELS),mmap,8))
+	$(if $(LLAMA_PLUGIN),$(call check_memory,qwen2-tied-mem llama-mem-q8_0,none,8))
 
 test-llama-full: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama qwen3 llama-gqa qwen2-tied llama-noplan llama-f16 llama-q8_0 llama-gqa-q8_0,2)
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa))
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,qwen2-tied))
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama))
+	$(if $(LLAMA_PLUGIN),$(call check_memory,$(LLAMA_MEM_MODELS),mmap none,16))
 
 # ---- llama-bench counted under QEMU 7.2 (make bench-llama; not part of make test) -----------
 # With LLAMA_PLUGIN set, the plugin's figures too.

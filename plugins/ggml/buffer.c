@@ -234,6 +234,12 @@ static void fill_bytes(struct grg_packed *p, size_t from, size_t size, uint8_t v
         write_bytes(p, from + done, min_size(size - done, sizeof pattern), pattern);
 }
 
+/* A packed write goes in pieces that end on a multiple of this in the source's addresses (so
+ * on a page boundary), each piece's source pages given back before the next is packed: a
+ * weight set from llama.cpp's mapping of the file is never resident twice, not even while it
+ * is being packed (its largest weight would be, at once). */
+#define RELEASE_PIECE ((size_t)1 << 20)
+
 static void buffer_set(ggml_backend_buffer_t buf, struct ggml_tensor *t, const void *data,
                        size_t offset, size_t size)
 {
@@ -242,8 +248,13 @@ static void buffer_set(ggml_backend_buffer_t buf, struct ggml_tensor *t, const v
         memcpy((char *)t->data + offset, data, size);
         return;
     }
-    write_bytes(p, packed_offset(t, p, offset), size, data);
-    grg_release_source(data, size);
+    const unsigned char *src = data;
+    for (size_t done = 0, next; done < size; done = next) {
+        next = done + RELEASE_PIECE - ((uintptr_t)(src + done) + RELEASE_PIECE) % RELEASE_PIECE;
+        next = next < size ? next : size;
+        write_bytes(p, packed_offset(t, p, offset + done), next - done, src + done);
+        grg_release_source(src + done, next - done);
+    }
 }
 
 static void buffer_get(ggml_backend_buffer_t buf, const struct ggml_tensor *t, void *data,

@@ -1,8 +1,9 @@
 /* A GEMM_RVV backend's graphs: the nodes in the graph's order, each product GEMM_RVV serves
- * run here, every run of other nodes between them by ggml's CPU backend on the same graph
- * (only that run's nodes marked to compute), so nothing is copied between the two. Nodes the
- * graph marks not to compute (the branches ggml_build_forward_select leaves out) and empty
- * nodes are left alone, as the CPU backend leaves them. */
+ * and each GET_ROWS of a packed weight run here, every run of other nodes between them by
+ * ggml's CPU backend on the same graph (only that run's nodes marked to compute), so nothing
+ * is copied between the two. Nodes the graph marks not to compute (the branches
+ * ggml_build_forward_select leaves out) and empty nodes are left alone, as the CPU backend
+ * leaves them. */
 #include <stdlib.h>
 
 #include "plugin.h"
@@ -43,7 +44,8 @@ void grg_stream_set_threads(struct grg_stream *s, int threads)
 
 static bool runs_here(const struct ggml_tensor *t)
 {
-    return t->op == GGML_OP_MUL_MAT && grg_serves_mul_mat(t, NULL);
+    return (t->op == GGML_OP_MUL_MAT && grg_serves_mul_mat(t, NULL)) ||
+           (t->op == GGML_OP_GET_ROWS && grg_serves_get_rows(t));
 }
 
 /* Nodes [from, to) on the CPU backend: those of them the graph marked, and no others. */
@@ -86,7 +88,8 @@ enum ggml_status grg_stream_compute(struct grg_stream *s, struct ggml_cgraph *gr
         st = cpu_run(s, graph, from, i);
         from = i + 1;
         if (st == GGML_STATUS_SUCCESS && !ggml_is_empty(t))
-            st = grg_mul_mat(t, &s->scratch, &s->scratch_len);
+            st = t->op == GGML_OP_GET_ROWS ? grg_get_rows(t)
+                                           : grg_mul_mat(t, &s->scratch, &s->scratch_len);
     }
     if (st == GGML_STATUS_SUCCESS)
         st = cpu_run(s, graph, from, n);

@@ -79,14 +79,18 @@ GGML_API ggml_backend_buffer_t ggml_backend_buffer_init(ggml_backend_buffer_type
 struct ggml_backend_i {
     const char *(*name)(ggml_backend_t backend);
     void (*free)(ggml_backend_t backend);
-    void *set_tensor_async, *get_tensor_async;       /* optional */
+    void (*set_tensor_async)(ggml_backend_t backend, struct ggml_tensor *t, const void *data,
+                             size_t offset, size_t size);            /* optional */
+    void (*get_tensor_async)(ggml_backend_t backend, const struct ggml_tensor *t, void *data,
+                             size_t offset, size_t size);            /* optional */
     void *set_tensor_2d_async, *get_tensor_2d_async; /* optional */
     void *cpy_tensor_async;                          /* optional */
     void (*synchronize)(ggml_backend_t backend);     /* optional */
     void *graph_plan_create, *graph_plan_free;       /* optional */
     void *graph_plan_update, *graph_plan_compute;    /* optional */
     enum ggml_status (*graph_compute)(ggml_backend_t backend, struct ggml_cgraph *graph);
-    void *event_record, *event_wait;                 /* optional */
+    void (*event_record)(ggml_backend_t backend, ggml_backend_event_t event); /* optional */
+    void (*event_wait)(ggml_backend_t backend, ggml_backend_event_t event);   /* optional */
     void *graph_optimize;                            /* optional */
 };
 
@@ -106,12 +110,20 @@ struct ggml_backend_device_i {
     void (*props)(ggml_backend_dev_t dev, struct ggml_backend_dev_props *props);
     ggml_backend_t (*init_backend)(ggml_backend_dev_t dev, const char *params);
     ggml_backend_buffer_type_t (*buffer_type)(ggml_backend_dev_t dev);
-    void *host_buffer_type;     /* optional */
+    ggml_backend_buffer_type_t (*host_buffer_type)(ggml_backend_dev_t dev); /* optional */
     void *buffer_from_host_ptr; /* optional */
     bool (*supports_op)(ggml_backend_dev_t dev, const struct ggml_tensor *op);
     bool (*supports_buft)(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft);
     bool (*offload_op)(ggml_backend_dev_t dev, const struct ggml_tensor *op); /* optional */
-    void *event_new, *event_free, *event_synchronize;                         /* optional */
+    ggml_backend_event_t (*event_new)(ggml_backend_dev_t dev);                  /* optional */
+    void (*event_free)(ggml_backend_dev_t dev, ggml_backend_event_t event);        /* optional */
+    void (*event_synchronize)(ggml_backend_dev_t dev, ggml_backend_event_t event); /* optional */
+};
+
+/* Event: a point in a backend's stream that another may wait for. */
+struct ggml_backend_event {
+    struct ggml_backend_device *device;
+    void *context;
 };
 
 struct ggml_backend_device {
@@ -150,6 +162,10 @@ _Static_assert(offsetof(struct ggml_backend_device, iface.props) == 32, "device 
 _Static_assert(offsetof(struct ggml_backend_device, iface.supports_op) == 72, "device ABI");
 _Static_assert(offsetof(struct ggml_backend_device, iface.offload_op) == 88, "device ABI");
 _Static_assert(offsetof(struct ggml_backend_device, reg) == 120, "device ABI");
+_Static_assert(offsetof(struct ggml_backend, iface.set_tensor_async) == 24, "backend ABI");
+_Static_assert(offsetof(struct ggml_backend, iface.event_record) == 112, "backend ABI");
+_Static_assert(offsetof(struct ggml_backend_device, iface.host_buffer_type) == 56, "device ABI");
+_Static_assert(offsetof(struct ggml_backend_device, iface.event_new) == 96, "device ABI");
 _Static_assert(offsetof(struct ggml_backend_reg, iface.proc_address) == 32, "registry ABI");
 _Static_assert(sizeof(struct ggml_backend_dev_props) == 56, "device properties ABI");
 

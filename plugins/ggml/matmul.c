@@ -34,8 +34,7 @@ static bool f32_rows(const struct ggml_tensor *t)
     return t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float) && t->nb[1] % sizeof(float) == 0;
 }
 
-/* The packed weight that is w whole (not a part of it). */
-static struct grg_packed *packed_weight(const struct ggml_tensor *w)
+struct grg_packed *grg_packed_whole(const struct ggml_tensor *w)
 {
     struct grg_packed *p = grg_packed_find(w);
     return p && p->data == w->data && p->n == w->ne[1] && p->k == w->ne[0] ? p : NULL;
@@ -49,7 +48,7 @@ bool grg_serves_mul_mat(const struct ggml_tensor *op, const char **why)
         no = "not a product on a BF16 or Q8_0 weight";
     else if (!weight_2d(w))
         no = "not a 2-D contiguous weight";
-    else if (w->data && grg_reads_packed(w) && !packed_weight(w))
+    else if (w->data && grg_reads_packed(w) && !grg_packed_whole(w))
         no = "a part of a packed weight";
     else if (!has_plans(w))
         no = w->type == GGML_TYPE_BF16 ? "this build has no plan for its N x K"
@@ -109,7 +108,7 @@ enum ggml_status grg_mul_mat(struct ggml_tensor *dst, uint16_t **scratch, size_t
 {
     const struct ggml_tensor *w = dst->src[0], *x = dst->src[1];
     int64_t n = w->ne[1], k = w->ne[0], m = x->ne[1];
-    struct grg_packed *p = packed_weight(w);
+    struct grg_packed *p = grg_packed_whole(w);
     if (p)
         log_plan(p, w, m);
     int64_t ldy = (int64_t)(dst->nb[1] / sizeof(float));

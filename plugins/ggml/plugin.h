@@ -26,6 +26,8 @@ struct grg_format {
                                  gemm_rvv_weight **out);
     gemm_rvv_status (*write)(gemm_rvv_weight *w, const void *src, size_t first, size_t count);
     gemm_rvv_status (*read)(const gemm_rvv_weight *w, void *dst, size_t first, size_t count);
+    /* count units in ggml's layout to FP32 elements, as ggml's CPU backend converts them */
+    void (*to_f32)(const void *units, size_t count, float *out);
 };
 /* The format of ggml's type, or NULL when GEMM_RVV does not multiply it. */
 const struct grg_format *grg_format_of(enum ggml_type type);
@@ -50,22 +52,37 @@ struct grg_packed *grg_packed_find(const struct ggml_tensor *t);
  * GEMM_RVV's own MUL_MAT may read them. */
 bool grg_reads_packed(const struct ggml_tensor *t);
 
+/* host_buffer.c: host memory whose buffers are mappings of their own (the device's host
+ * buffer type). */
+ggml_backend_buffer_type_t grg_host_buffer_type(void);
+
 /* release.c */
 /* After a weight was copied out of src: gives back the pages of src that lie wholly inside it
- * when they are a read-only file mapping (a model file llama.cpp mapped), which the kernel can
- * read again from the file, so that the weight is not resident twice. Anything else is left. */
+ * when they are a read-only shared file mapping (a model file llama.cpp mapped), which the
+ * kernel reads again from the file, so that the weight is not resident twice. Anything else,
+ * a private mapping too (its pages may hold the process's own writes), is left. */
 void grg_release_source(const void *src, size_t size);
 
 /* matmul.c */
 /* Whether GEMM_RVV packs this tensor when it is placed in its buffer as a weight: a 2-D
  * contiguous BF16 or Q8_0 tensor whose N x K the library has plans for in its format. */
 bool grg_packs(const struct ggml_tensor *t);
+/* The packed weight that is w whole (not a part of it), or NULL. */
+struct grg_packed *grg_packed_whole(const struct ggml_tensor *w);
 /* Whether GEMM_RVV runs this MUL_MAT itself (else the CPU backend does); with `why`, says why
  * not for a weight of a format it packs. */
 bool grg_serves_mul_mat(const struct ggml_tensor *op, const char **why);
 /* Runs one MUL_MAT that grg_serves_mul_mat takes; for a BF16 weight X is rounded to BF16
  * into scratch the backend owns (a Q8_0 weight takes X as it is). */
 enum ggml_status grg_mul_mat(struct ggml_tensor *dst, uint16_t **scratch, size_t *scratch_len);
+
+/* rows.c: GET_ROWS on a packed weight (a tied embedding is also the lm_head, held once). */
+/* Whether GEMM_RVV gives the rows of this GET_ROWS itself: of a whole weight it packs (or will
+ * once placed), by I32 indices, into FP32 rows. */
+bool grg_serves_get_rows(const struct ggml_tensor *op);
+/* The rows, read out of the packed weight and converted as ggml's CPU backend converts them:
+ * the same bits. GGML_STATUS_FAILED (nothing more written) on an index out of range. */
+enum ggml_status grg_get_rows(struct ggml_tensor *dst);
 
 /* supports.c */
 bool grg_supports_op(const struct ggml_tensor *op);

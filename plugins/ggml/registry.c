@@ -43,10 +43,44 @@ static enum ggml_status backend_graph_compute(ggml_backend_t backend, struct ggm
     return grg_stream_compute(backend->context, graph);
 }
 
+/* Asynchronous in name only: writes, reads and graphs are done when the call returns, so
+ * events and synchronising have nothing to wait for. They are there for llama.cpp's loading
+ * without mmap (-lm none), which then reads each weight into a few 1 MiB host buffers and sets
+ * it in chunks, instead of into a staging buffer of the largest weight's size. */
+static void backend_set_tensor_async(ggml_backend_t backend, struct ggml_tensor *t,
+                                     const void *data, size_t offset, size_t size)
+{
+    (void)backend;
+    ggml_backend_tensor_set(t, data, offset, size);
+}
+
+static void backend_get_tensor_async(ggml_backend_t backend, const struct ggml_tensor *t,
+                                     void *data, size_t offset, size_t size)
+{
+    (void)backend;
+    ggml_backend_tensor_get(t, data, offset, size);
+}
+
+static void backend_synchronize(ggml_backend_t backend)
+{
+    (void)backend;
+}
+
+static void backend_event_record(ggml_backend_t backend, ggml_backend_event_t event)
+{
+    (void)backend;
+    (void)event;
+}
+
 static const struct ggml_backend_i backend_iface = {
     .name = backend_name,
     .free = backend_free,
+    .set_tensor_async = backend_set_tensor_async,
+    .get_tensor_async = backend_get_tensor_async,
+    .synchronize = backend_synchronize,
     .graph_compute = backend_graph_compute,
+    .event_record = backend_event_record,
+    .event_wait = backend_event_record,
 };
 
 static ggml_guid backend_guid = {0x67, 0x65, 0x6d, 0x6d, 0x5f, 0x72, 0x76, 0x76,
@@ -106,6 +140,9 @@ static void device_props(ggml_backend_dev_t dev, struct ggml_backend_dev_props *
     props->name = device_name(dev);
     props->description = device_description(dev);
     props->type = device_type(dev);
+    props->caps.async = true; /* see backend_set_tensor_async */
+    props->caps.host_buffer = true;
+    props->caps.events = true;
     device_memory(dev, &props->memory_free, &props->memory_total);
 }
 
@@ -131,6 +168,32 @@ static ggml_backend_buffer_type_t device_buffer_type(ggml_backend_dev_t dev)
     return grg_buffer_type();
 }
 
+static ggml_backend_buffer_type_t device_host_buffer_type(ggml_backend_dev_t dev)
+{
+    (void)dev;
+    return grg_host_buffer_type();
+}
+
+static ggml_backend_event_t device_event_new(ggml_backend_dev_t dev)
+{
+    ggml_backend_event_t event = calloc(1, sizeof *event);
+    if (event)
+        event->device = dev;
+    return event;
+}
+
+static void device_event_free(ggml_backend_dev_t dev, ggml_backend_event_t event)
+{
+    (void)dev;
+    free(event);
+}
+
+static void device_event_synchronize(ggml_backend_dev_t dev, ggml_backend_event_t event)
+{
+    (void)dev;
+    (void)event;
+}
+
 static bool device_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor *op)
 {
     (void)dev;
@@ -153,8 +216,12 @@ static struct ggml_backend_device device = {
         .props = device_props,
         .init_backend = device_init_backend,
         .buffer_type = device_buffer_type,
+        .host_buffer_type = device_host_buffer_type,
         .supports_op = device_supports_op,
         .supports_buft = device_supports_buft,
+        .event_new = device_event_new,
+        .event_free = device_event_free,
+        .event_synchronize = device_event_synchronize,
     },
 };
 
@@ -221,6 +288,7 @@ ggml_backend_reg_t ggml_backend_init(void)
     }
     device.reg = &registry;
     grg_buffer_type()->device = &device;
+    grg_host_buffer_type()->device = &device;
     grg_log(GGML_LOG_LEVEL_INFO, "%s: loaded into ggml %s: %s, %d threads\n", GRG_NAME, running,
             device_description(&device), gemm_rvv_get_threads());
     return &registry;

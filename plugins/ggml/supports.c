@@ -1,6 +1,7 @@
 /* What GEMM_RVV's device says it computes, for ggml's scheduler and llama.cpp's placement of
  * weights: its own products, and every op ggml's CPU device computes, except where that would
- * need the bytes of a packed weight (only GEMM_RVV's products read those), would take into
+ * need the bytes of a packed weight (only GEMM_RVV's products and its GET_ROWS read those,
+ * the latter so that a tied embedding is held once), would take into
  * GEMM_RVV's buffer a weight that it does not multiply (such weights stay in ggml's own
  * buffers, its repacking ones included), or would turn llama.cpp's flash attention off. A
  * tensor not placed yet is taken as packed when GEMM_RVV would pack it once placed in its
@@ -15,13 +16,17 @@ static bool layout_op(enum ggml_op op)
            op == GGML_OP_PERMUTE || op == GGML_OP_TRANSPOSE;
 }
 
-/* Each declined weight is named once: a small set of hashes of (name, N, K). */
-#define DECLINED_MAX 4096
-static uint64_t declined[DECLINED_MAX];
-static size_t declined_count;
-static pthread_mutex_t declined_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Sets of weights by a hash of (name, shape), e.g. the declined ones, each named once. */
+#define WEIGHT_SET_MAX 4096
+struct weight_set {
+    uint64_t hash[WEIGHT_SET_MAX];
+    size_t count;
+    pthread_mutex_t lock;
+};
+static struct weight_set declined = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static struct weight_set multiplied = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static bool first_decline(const struct ggml_tensor *w)
+static uint64_t weight_hash(const struct ggml_tensor *w)
 {
     uint64_t h = 1469598103934665603ull;
     for (const char *c = w->name; *c; c++)
@@ -29,19 +34,26 @@ static bool first_decline(const struct ggml_tensor *w)
     h = (h ^ (uint64_t)w->ne[0]) * 1099511628211ull;
     h = (h ^ (uint64_t)w->ne[1]) * 1099511628211ull;
     h = (h ^ (uint64_t)w->ne[2]) * 1099511628211ull;
-    bool first = true;
-    pthread_mutex_lock(&declined_lock);
-    for (size_t i = 0; i < declined_count && first; i++)
-        first = declined[i] != h;
-    if (first && declined_count < DECLINED_MAX)
-        declined[declined_count++] = h;
-    pthread_mutex_unlock(&declined_lock);
-    return first;
+    return (h ^ (uint64_t)w->type) * 1099511628211ull;
+}
+
+/* Whether w is in the set; with `add`, adds it. */
+static bool in_set(struct weight_set *set, const struct ggml_tensor *w, bool add)
+{
+    uint64_t h = weight_hash(w);
+    bool found = false;
+    pthread_mutex_lock(&set->lock);
+    for (size_t i = 0; i < set->count && !found; i++)
+        found = set->hash[i] == h;
+    if (!found && add && set->count < WEIGHT_SET_MAX)
+        set->hash[set->count++] = h;
+    pthread_mutex_unlock(&set->lock);
+    return found;
 }
 
 static void log_decline(const struct ggml_tensor *w, const char *why)
 {
-    if (first_decline(w))
+    if (!in_set(&declined, w, true))
         grg_log(GGML_LOG_LEVEL_INFO, "%s: declines %s [%lld x %lld x %lld x %lld]: %s\n", GRG_NAME,
                 w->name[0] ? w->name : "(unnamed weight)", (long long)w->ne[0],
                 (long long)w->ne[1], (long long)w->ne[2], (long long)w->ne[3], why);
@@ -77,10 +89,21 @@ bool grg_supports_op(const struct ggml_tensor *op)
     bool product = op->op == GGML_OP_MUL_MAT || op->op == GGML_OP_MUL_MAT_ID;
     if (op->op == GGML_OP_MUL_MAT && grg_format_of(op->src[0]->type)) {
         const char *why;
-        if (grg_serves_mul_mat(op, &why))
+        if (grg_serves_mul_mat(op, &why)) {
+            if (!op->src[0]->data)
+                in_set(&multiplied, op->src[0], true);
             return true;
+        }
         log_decline(op->src[0], why);
     }
+    /* The rows of a packed weight are read out of it here. Not placed yet, a weight is taken
+     * for its rows only when GEMM_RVV was asked to multiply it before: llama.cpp places a tied
+     * embedding (the lm_head too) in the buffer the table's GET_ROWS goes to, so asked in a
+     * placement after one where it multiplied it (llama.cpp's fit pass), GEMM_RVV holds it once.
+     * An untied table (only GET_ROWS) stays in llama.cpp's mapping of the file, where only the
+     * rows read are resident. */
+    if (grg_serves_get_rows(op) && (op->src[0]->data || in_set(&multiplied, op->src[0], false)))
+        return true;
     if (product && own_weight(op->src[0]))
         return false;
     if (grg_reads_packed(op) || packed_if_placed(op))

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1360,17 +1361,19 @@ static void group_supports(void)
             fail("supports_op false where the CPU's is true: %s", only_cpu);
         if (only_rvv[0])
             fail("supports_op true where the CPU's is false: %s", only_rvv);
-        /* The packed weight: its MUL_MAT yes, any other op reading it no. */
+        /* The packed weight: its MUL_MAT and GET_ROWS yes (the rows are read out of it: a
+         * tied embedding held once), any other op reading it no. */
         struct ggml_tensor *x = ggml_new_tensor_2d(oc, GGML_TYPE_F32, 256, 4);
         struct ggml_tensor *mm = ggml_mul_mat(oc, w.t, x);
         if (!ggml_backend_dev_supports_op(dev_rvv, mm))
             fail("GEMM_RVV does not support MUL_MAT on a weight in its own buffer");
         struct ggml_tensor *ids16 = ggml_new_tensor_1d(oc, GGML_TYPE_I32, 4);
+        if (!ggml_backend_dev_supports_op(dev_rvv, ggml_get_rows(oc, w.t, ids16)))
+            fail("GEMM_RVV does not support GET_ROWS of a weight packed in its own buffer");
         struct {
             const char *name;
             struct ggml_tensor *op;
         } packed[] = {
-            {"GET_ROWS", ggml_get_rows(oc, w.t, ids16)},
             {"CPY to F32", ggml_cpy(oc, w.t, ggml_new_tensor_2d(oc, GGML_TYPE_F32, 256, 16))},
             {"SCALE", ggml_scale(oc, w.t, 2.0f)},
             {"MUL_MAT with it as the activations", ggml_mul_mat(oc, ggml_new_tensor_2d(oc, GGML_TYPE_BF16, 256, 8), w.t)},
@@ -1381,13 +1384,14 @@ static void group_supports(void)
                      packed[i].name);
         /* llama.cpp's placement asks the same with the weight not yet placed, in a buffer of
          * size 0 (ggml makes it without the buffer type's functions): a planned BF16 weight
-         * would be packed there, so only its MUL_MAT may take it there. */
+         * would be packed there, so only its MUL_MAT may take it there (and its GET_ROWS once
+         * its MUL_MAT was asked for: group rows). */
         struct ggml_tensor *probe = ggml_new_tensor_2d(oc, GGML_TYPE_BF16, 256, 16);
         probe->buffer = ggml_backend_buft_alloc_buffer(ggml_backend_dev_buffer_type(dev_rvv), 0);
-        if (!ggml_backend_dev_supports_op(dev_rvv, ggml_mul_mat(oc, probe, x)))
-            fail("GEMM_RVV does not support MUL_MAT on a planned weight about to be placed in its buffer");
         if (ggml_backend_dev_supports_op(dev_rvv, ggml_get_rows(oc, probe, ids16)))
             fail("GEMM_RVV claims GET_ROWS of a planned weight about to be placed (packed) in its buffer");
+        if (!ggml_backend_dev_supports_op(dev_rvv, ggml_mul_mat(oc, probe, x)))
+            fail("GEMM_RVV does not support MUL_MAT on a planned weight about to be placed in its buffer");
         ggml_backend_buffer_free(probe->buffer);
         probe->buffer = NULL;
         ggml_free(oc);
@@ -1571,6 +1575,259 @@ static void group_q8_0(void)
     case_end("Q8_0 read-back: special scales, chunks that cut blocks, partial gets, memset, clear");
 }
 
+/* ---- group source: the memory a weight is set from ---- */
+
+/* Resident KiB of this process (statm; under QEMU the emulator's, whose resident pages include
+ * the guest's), or -1. */
+static long resident_kib(void)
+{
+    long size, pages = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &pages) != 2)
+            pages = -1;
+        fclose(f);
+    }
+    return pages < 0 ? -1 : pages * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* A new unlinked file holding `size` bytes of `bytes`, mapped with `flags`: MAP_PRIVATE
+ * read-write (an engine's copy it may change) or MAP_SHARED read-only (llama.cpp's). */
+static uint8_t *map_file(const uint8_t *bytes, size_t size, int flags)
+{
+    char path[] = "/tmp/plugin_api_source_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        fail("mkstemp: %s", strerror(errno));
+        return NULL;
+    }
+    unlink(path);
+    void *p = MAP_FAILED;
+    if (write(fd, bytes, size) == (ssize_t)size)
+        p = mmap(NULL, size, flags == MAP_SHARED ? PROT_READ : PROT_READ | PROT_WRITE, flags, fd, 0);
+    else
+        fail("writing %zu bytes to %s failed", size, path);
+    close(fd);
+    if (p == MAP_FAILED) {
+        fail("mmap of %zu bytes failed", size);
+        return NULL;
+    }
+    return p;
+}
+
+/* Issue 43's defect 1: a weight set from a private mapping of a file that the engine changed
+ * (copy-on-write pages) and then made read-only. Its changes must stay, in its memory and in
+ * the weight; the plugin used to give those pages back, and they read as the file's again. */
+static void source_private_body(struct weight *w, uint8_t *file_bytes, uint8_t *changed,
+                                size_t size, const char *format)
+{
+    uint8_t *map = map_file(file_bytes, size, MAP_PRIVATE);
+    if (!map)
+        return;
+    memcpy(map, changed, size);
+    if (mprotect(map, size, PROT_READ) != 0)
+        fail("mprotect: %s", strerror(errno));
+    ggml_backend_tensor_set(w->t, map, 0, size);
+    size_t reverted = 0, first = size;
+    for (size_t i = 0; i < size; i++)
+        if (map[i] != changed[i]) {
+            reverted++;
+            first = first < i ? first : i;
+        }
+    if (reverted)
+        fail("%s: %zu of the %zu bytes the engine wrote into its private mapping read as the "
+             "file's again after set_tensor from it (the first at byte %zu)", format, reverted,
+             size, first);
+    if (strcmp(format, "BF16") == 0)
+        expect_bits("BF16 weight set from the changed mapping", w->t, (const uint16_t *)changed,
+                    0, size / 2);
+    else
+        expect_bytes("Q8_0 weight set from the changed mapping", w->t, changed, 0, size);
+    munmap(map, size);
+}
+
+/* llama.cpp's mapping of the model (shared, read-only): the pages a packed weight was copied
+ * out of are given back, so that it is not resident twice. */
+static void source_shared_body(struct weight *w, uint8_t *file_bytes, size_t size)
+{
+    uint8_t *map = map_file(file_bytes, size, MAP_SHARED);
+    if (!map)
+        return;
+    /* The weight's own pages resident first, then the mapping's: only the latter may go. */
+    ggml_backend_tensor_set(w->t, file_bytes, 0, size);
+    volatile uint8_t sum = 0;
+    for (size_t i = 0; i < size; i += 4096)
+        sum += map[i];
+    (void)sum;
+    long before = resident_kib();
+    ggml_backend_tensor_set(w->t, map, 0, size);
+    long after = resident_kib();
+    if (before < 0 || after < 0)
+        fail("no resident size from /proc/self/statm");
+    else if (after > before - (long)(size / 1024) / 2)
+        fail("set_tensor from a read-only shared file mapping of %zu KiB: resident %ld KiB "
+             "before, %ld KiB after: the mapping's pages were not given back", size / 1024,
+             before, after);
+    expect_bits("BF16 weight set from the shared mapping", w->t, (const uint16_t *)file_bytes, 0,
+                size / 2);
+    munmap(map, size);
+}
+
+static void group_source(void)
+{
+    /* BF16 4864 x 896 (8.7 MB) and Q8_0 384 x 1152 (470 KB): shapes with plans. */
+    const int64_t n = 4864, k = 896, qn = 384, qk = 1152;
+    size_t size = (size_t)(n * k) * 2, qsize = (size_t)(qn * qk / 32) * Q8_BLOCK_BYTES;
+    uint8_t *file_bytes = xmalloc(size), *changed = xmalloc(size);
+    fill_bf16((uint16_t *)file_bytes, (size_t)(n * k), 0.05f);
+    fill_bf16((uint16_t *)changed, (size_t)(n * k), 0.05f);
+    struct weight w;
+
+    case_begin();
+    if (weight_new(&w, n, k, "w"))
+        source_private_body(&w, file_bytes, changed, size, "BF16");
+    weight_free(&w);
+    case_end("a BF16 weight set from a changed private file mapping: the engine's bytes stay");
+
+    case_begin();
+    fill_q8_0(file_bytes, qsize / Q8_BLOCK_BYTES, false);
+    fill_q8_0(changed, qsize / Q8_BLOCK_BYTES, false);
+    if (q8_weight_new(&w, qn, qk, "w_q8"))
+        source_private_body(&w, file_bytes, changed, qsize, "Q8_0");
+    weight_free(&w);
+    case_end("a Q8_0 weight set from a changed private file mapping: the engine's bytes stay");
+
+    case_begin();
+    fill_bf16((uint16_t *)file_bytes, (size_t)(n * k), 0.05f);
+    if (weight_new(&w, n, k, "w"))
+        source_shared_body(&w, file_bytes, size);
+    weight_free(&w);
+    case_end("a weight set from a read-only shared file mapping: its pages are given back");
+    free(file_bytes);
+    free(changed);
+}
+
+/* ---- group rows: GET_ROWS of a packed weight (a tied embedding: the lm_head and the table) ---- */
+
+/* GET_ROWS of `count` rows (indices idx) of w, a weight in a GEMM_RVV buffer holding `bytes`,
+ * on GEMM_RVV and, of a copy of `bytes` in a CPU buffer, on the CPU backend: the same bits. */
+static void check_rows(struct ggml_tensor *w, const void *bytes, const int32_t *idx, int64_t count,
+                       const char *where)
+{
+    int64_t k = w->ne[0], n = w->ne[1];
+    struct ggml_context *ctx = ctx_new(8, 2);
+    struct ggml_tensor *wc = ggml_new_tensor_2d(ctx, w->type, k, n);
+    ggml_backend_buffer_t wbuf = alloc_in(ctx, buft_cpu, true);
+    if (!wbuf) {
+        ggml_free(ctx);
+        return;
+    }
+    ggml_backend_tensor_set(wc, bytes, 0, ggml_nbytes(wc));
+    struct ggml_context *actx = ctx_new(8, 0);
+    struct ggml_tensor *ids = ggml_new_tensor_1d(actx, GGML_TYPE_I32, count);
+    struct ggml_tensor *rows = ggml_get_rows(actx, w, ids);
+    struct ggml_tensor *rows_cpu = ggml_get_rows(actx, wc, ids);
+    ggml_backend_buffer_t abuf = alloc_in(actx, buft_cpu, false);
+    if (abuf) {
+        ggml_backend_tensor_set(ids, idx, 0, ggml_nbytes(ids));
+        size_t out_bytes = ggml_nbytes(rows);
+        uint32_t *got = xmalloc(out_bytes), *ref = xmalloc(out_bytes);
+        if (!ggml_backend_dev_supports_op(dev_rvv, rows)) {
+            fail("%s: GEMM_RVV does not take GET_ROWS of its packed weight", where);
+        } else {
+            struct ggml_cgraph *g = ggml_new_graph(ctx), *gc = ggml_new_graph(ctx);
+            ggml_build_forward_expand(g, rows);
+            ggml_build_forward_expand(gc, rows_cpu);
+            enum ggml_status st = compute(be_rvv, g), sc = compute(be_cpu, gc);
+            if (st != GGML_STATUS_SUCCESS || sc != GGML_STATUS_SUCCESS) {
+                fail("%s: GET_ROWS returned %s on GEMM_RVV, %s on the CPU", where,
+                     status_name(st), status_name(sc));
+            } else {
+                ggml_backend_tensor_get(rows, got, 0, out_bytes);
+                ggml_backend_tensor_get(rows_cpu, ref, 0, out_bytes);
+                for (size_t i = 0; i < out_bytes / 4; i++)
+                    if (got[i] != ref[i]) {
+                        fail("%s: row %zu (weight row %d), element %zu: 0x%08x on GEMM_RVV, "
+                             "0x%08x on the CPU", where, i / (size_t)k,
+                             (int)idx[i / (size_t)k], i % (size_t)k, got[i], ref[i]);
+                        break;
+                    }
+            }
+        }
+        free(got);
+        free(ref);
+        ggml_backend_buffer_free(abuf);
+    }
+    ggml_free(actx);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(ctx);
+}
+
+/* Row indices: the first, the last, one twice, the rest random. */
+static void row_indices(int32_t *idx, int64_t count, int64_t n)
+{
+    for (int64_t i = 0; i < count; i++)
+        idx[i] = (int32_t)(rng_next() % (uint64_t)n);
+    idx[0] = 0;
+    idx[1] = (int32_t)(n - 1);
+    idx[2] = idx[3];
+}
+
+/* One case: 37 rows of a packed weight of `type` holding `bytes`, against the CPU's. */
+static void rows_case(enum ggml_type type, int64_t n, int64_t k, const void *bytes,
+                      const char *what)
+{
+    int32_t idx[37];
+    struct weight w;
+    case_begin();
+    bool made = type == GGML_TYPE_BF16 ? weight_new(&w, n, k, "token_embd.weight")
+                                       : q8_weight_new(&w, n, k, "token_embd.weight");
+    if (made) {
+        ggml_backend_tensor_set(w.t, bytes, 0, ggml_nbytes(w.t));
+        row_indices(idx, 37, n);
+        check_rows(w.t, bytes, idx, 37, what);
+    }
+    weight_free(&w);
+    case_end("GET_ROWS of a packed %s weight: the CPU backend's bits", what);
+}
+
+static void group_rows(void)
+{
+    const int64_t n = 896, k = 896, qn = 384, qk = 1152;
+    uint16_t *bits = xmalloc((size_t)(n * k) * sizeof *bits);
+    fill_special_bits(bits, (size_t)(n * k));
+    rows_case(GGML_TYPE_BF16, n, k, bits, "BF16 (special values)");
+    free(bits);
+    size_t qbytes = (size_t)(qn * qk / 32) * Q8_BLOCK_BYTES;
+    uint8_t *b = xmalloc(qbytes);
+    fill_q8_0(b, qbytes / Q8_BLOCK_BYTES, true);
+    rows_case(GGML_TYPE_Q8_0, qn, qk, b, "Q8_0 (special scales)");
+    free(b);
+
+    /* llama.cpp places a weight by asking supports_op with it in an empty buffer of the
+     * type. GET_ROWS of a weight GEMM_RVV would pack is taken only once it was asked to
+     * multiply that weight (a tied embedding, also the lm_head: then held once, packed); an
+     * untied table stays where it is. */
+    case_begin();
+    struct ggml_context *ctx = ctx_new(8, 0);
+    struct ggml_tensor *t = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, k, n);
+    ggml_set_name(t, "tied_embd.weight");
+    struct ggml_tensor *ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 8);
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, 8);
+    struct ggml_tensor *op = ggml_get_rows(ctx, t, ids), *mm = ggml_mul_mat(ctx, t, x);
+    t->buffer = ggml_backend_buft_alloc_buffer(buft_rvv, 0);
+    if (ggml_backend_dev_supports_op(dev_rvv, op))
+        fail("GET_ROWS of an unplaced BF16 weight is taken before any product on it");
+    else if (!ggml_backend_dev_supports_op(dev_rvv, mm))
+        fail("MUL_MAT of an unplaced BF16 weight with a plan is declined");
+    else if (!ggml_backend_dev_supports_op(dev_rvv, op))
+        fail("GET_ROWS of an unplaced BF16 weight GEMM_RVV multiplies is declined");
+    ggml_backend_buffer_free(t->buffer);
+    t->buffer = NULL;
+    ggml_free(ctx);
+    case_end("supports_op takes GET_ROWS of an unplaced weight once asked to multiply it");
+}
+
 /* ---- the groups, each in a child process ---- */
 
 static const struct {
@@ -1581,7 +1838,7 @@ static const struct {
     {"readback", group_readback}, {"memory", group_memory}, {"view", group_view},
     {"memset", group_memset},     {"clear", group_clear},   {"layer", group_layer},
     {"splits", group_splits},     {"threads", group_threads}, {"supports", group_supports},
-    {"q8_0", group_q8_0},
+    {"q8_0", group_q8_0},         {"source", group_source}, {"rows", group_rows},
 };
 
 /* Runs one group in a child; forwards its lines; counts them. A child that dies or exits

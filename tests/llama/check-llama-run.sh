@@ -22,9 +22,9 @@
 #     QEMU's own memory in both) of each perplexity run, with llama.cpp's default loading (mmap) and
 #     with -lm none (no mmap; llama.cpp 0.7 has no --no-mmap): with the plugin at most
 #     MAX_MEM_RATIO x without, plus MEM_SCRATCH_KB (the plugin's code and scratch, and the
-#     compute buffer GEMM_RVV gets besides the CPU's), plus with -lm none the largest weight:
-#     without mmap llama.cpp reads a weight bound for a buffer that is not host memory into a
-#     staging buffer of its own (then set_tensor packs it), which a host buffer does not need.
+#     compute buffer GEMM_RVV gets besides the CPU's), with mmap and -lm none alike (without
+#     mmap llama.cpp reads a weight for GEMM_RVV's buffer through the plugin's 1 MiB host
+#     buffers); check-memory.sh holds issue 42's models to 5 % of their size.
 # Printed: every figure, for docs/measurements.md.
 #
 # Usage: tests/llama/check-llama-run.sh MODELS CASE
@@ -75,10 +75,6 @@ layers=$($GGUF_SHAPES --weights "$model" | sed -n 's/^blk\.\([0-9]*\)\..*/\1/p' 
 
 $GGUF_SHAPES --weights "$model" | cut -f2 | grep -qx Q8_0 && MAX_REL_DIFF=$MAX_REL_DIFF_Q8
 
-# The largest weight the plugin packs (BF16: 2 bytes a weight, Q8_0: 34 per 32), KiB.
-largest_kb=$($GGUF_SHAPES --weights "$model" | awk -F'\t' '{ b = $2 == "BF16" ? 2 : $2 == "Q8_0" ? 34 / 32 : 0 }
-  $3 * $4 * b > m { m = $3 * $4 * b } END { printf "%d", m / 1024 }')
-
 # ---- long prompts, and memory: perplexity over several micro-batches, mmap and -lm none ----
 qemu_args=()
 for mode in $MEM_MODES; do
@@ -96,11 +92,10 @@ for mode in $MEM_MODES; do
     awk -v r="$rel" -v m="$MAX_REL_DIFF" 'BEGIN { exit !(r <= m) }' && ok ||
       fail "$case: -c 64 -b 16 ($mode): the perplexities differ by $rel, more than $MAX_REL_DIFF"
   fi
-  rc=$(rss "ppl16-$mode" cpu) rp=$(rss "ppl16-$mode" plugin) staging=0
-  [ "$mode" = none ] && staging=$largest_kb
+  rc=$(rss "ppl16-$mode" cpu) rp=$(rss "ppl16-$mode" plugin)
   echo "$case: peak resident (llama-perplexity -c 64 -b 16, $mode): $rc KiB without the plugin, $rp KiB with it ($(awk -v a="$rp" -v b="$rc" 'BEGIN { printf "%.3f", a / b }') x)"
-  awk -v a="$rp" -v b="$rc" -v r="$MAX_MEM_RATIO" -v s="$((MEM_SCRATCH_KB + staging))" 'BEGIN { exit !(a <= b * r + s) }' && ok ||
-    fail "$case: peak resident with the plugin ($rp KiB, $mode) above $MAX_MEM_RATIO x $rc KiB + $MEM_SCRATCH_KB KiB + $staging KiB"
+  awk -v a="$rp" -v b="$rc" -v r="$MAX_MEM_RATIO" -v s="$MEM_SCRATCH_KB" 'BEGIN { exit !(a <= b * r + s) }' && ok ||
+    fail "$case: peak resident with the plugin ($rp KiB, $mode) above $MAX_MEM_RATIO x $rc KiB + $MEM_SCRATCH_KB KiB"
 done
 
 # ---- a prompt longer than the micro-batch, generated greedily; its clone() calls -----------

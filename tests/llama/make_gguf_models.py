@@ -28,6 +28,10 @@ python3-gguf's GGUFWriter, seeded, so every run writes the same bytes:
                          token_embd); for the shapes tool only, as are the next two:
   OUT/small-mixed.gguf   the small Qwen3 untied, with output.weight in Q8_0;
   OUT/small-badname.gguf the small Qwen3 whose general.name holds a line break and YAML.
+  OUT/llama-mem.gguf, OUT/qwen2-tied-mem.gguf, OUT/llama-mem-q8_0.gguf  the GQA Llama and the
+                         Qwen2 in 2 layers with a vocabulary of 5000 (the table 11.5 MB and
+                         9 MB), the third with Q8_0 Linears and a BF16 token_embd: issue 42's
+                         models, for make test-llama's peak memory with and without the plugin.
   OUT/text.txt           a short text of random lower-case words, for llama-perplexity.
   OUT/NAME.config.json   the Hugging Face config.json of the Llama, the Qwen3, the GQA Llama and
                          the Qwen2, for comparing
@@ -72,7 +76,8 @@ def vocabulary(size):
         [gguf.TokenType.BYTE] * 256
     letters = "abcdefghijklmnopqrstuvwxyz"
     pieces = ["\u2581"] + list(letters) + ["\u2581" + c for c in letters] + \
-        [a + b for a in letters for b in letters] + ["\u2581" + a + b for a in letters for b in letters]
+        [a + b for a in letters for b in letters] + ["\u2581" + a + b for a in letters for b in letters] + \
+        [a + b + c for a in letters for b in letters for c in letters]
     pieces = pieces[:size - len(tokens)]
     if len(tokens) + len(pieces) < size:
         raise SystemExit(f"make_gguf_models.py: a vocabulary of {size} is more than the pieces made")
@@ -197,6 +202,12 @@ def main():
     write_model(os.path.join(out, "qwen3-tied.gguf"), dict(small, tied=True))
     write_model(os.path.join(out, "small-mixed.gguf"), small, overrides={"output.weight": QType.Q8_0})
     write_model(os.path.join(out, "small-badname.gguf"), dict(small, name="x\nlayers: []"))
+    mem = dict(LLAMA_GQA, name="tiny-llama-mem-random", layers=2, vocab=5000)
+    write_model(os.path.join(out, "llama-mem.gguf"), mem)
+    write_model(os.path.join(out, "qwen2-tied-mem.gguf"),
+                dict(QWEN2_TIED, name="tiny-qwen2-tied-mem-random", layers=2, vocab=5000))
+    write_model(os.path.join(out, "llama-mem-q8_0.gguf"), dict(mem, name="tiny-llama-mem-q8_0-random"),
+                QType.Q8_0, overrides={"token_embd.weight": QType.BF16})
     write_text(os.path.join(out, "text.txt"))
     for name, m in (("llama", LLAMA), ("qwen3", QWEN3), ("llama-gqa", LLAMA_GQA),
                     ("qwen2-tied", QWEN2_TIED)):
