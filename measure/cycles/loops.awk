@@ -2,8 +2,9 @@
 # of one tiles object and writes, per tile function, each innermost loop holding the most MACs
 # to DIR/NAME[.N].s, and one line per loop to stdout:
 #   NAME.s FUNCTION ROWS LMUL COLUMNS K_PER_TRIP MACS_PER_TRIP PATH
-# A loop is a backward branch and the instructions from its target to it, in address order
-# (that is one path through it: a forward branch inside is not taken). The vtype at its head
+# A loop is a backward branch and the instructions from its target to it, in address order,
+# none of them a jump or a return (that is one path through it: a forward branch inside is
+# not taken; a block the compiler placed after the function's end jumps back, not a loop). The vtype at its head
 # is that of its last vsetvli, else of the last one before it, written as llvm-mca's
 # LLVM-MCA-RISCV-LMUL/-SEW comments (llvm-mca follows a vsetvli inside the body itself).
 # MACs: the tile's products (vfmacc, vfwmaccbf16; Q8_0: vwmul.vx and vwmacc.vx), each of
@@ -19,10 +20,13 @@ function flush(   i, j, k, n, best, inner, macs, lm, sew, vt, cols, rows, out, p
   n = 0
   for (i = 0; i < count; i++) {               # backward branches whose body holds products
     if (tgt[i] == "" || tgt[i] >= adr[i]) continue
-    prod[i] = 0
-    for (j = 0; j < count; j++)
-      if (adr[j] >= tgt[i] && adr[j] <= adr[i] && is_product(mn[j])) prod[i]++
-    if (prod[i] > 0) loop[n++] = i
+    prod[i] = 0; through = 1
+    for (j = 0; j < count; j++) {
+      if (adr[j] < tgt[i] || adr[j] > adr[i]) continue
+      if (is_product(mn[j])) prod[i]++
+      if (j != i && mn[j] ~ /^(j|jr|ret|tail)$/) through = 0
+    }
+    if (prod[i] > 0 && through) loop[n++] = i
   }
   best = 0
   for (k = 0; k < n; k++) {                   # innermost: no other such loop strictly inside
