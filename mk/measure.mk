@@ -10,7 +10,8 @@
 #   make bench-build-times   make gen plus the library, from nothing, per shapes file
 #   make bench-cycles        cycles of every tile's k-loop on the X60, under llvm-mca-22's model
 #   make test-cycles         that table can be made from make's library (a check, no figures)
-#   make bench-project       the projected K1 times (measure/report/project.sh) from what is there
+#   make bench-project       the projected K1 times (measure/report/project.sh) from what is there,
+#                            compute from the tiles' modelled cycles (bench-cycles)
 #   make bench-project-measure  the counts and DRAM calls the projection needs beyond the above
 #   make test-project        project.sh on its fixture, its key figures checked
 #   make bench               all of the above, then make bench-report (report.md)
@@ -216,9 +217,10 @@ bench-build-times: $(GEN_BIN)
 # count and DRAM CSV in $(MEASURE), oldest first (a call measured again: its newest figures).
 # DRAM_GBPS, VEC_UNITS, CORE_GBPS, ... (project.sh's header) pass through the environment.
 PROJECT_MODELS ?= shapes.yaml:28 models/llama.yaml:32
+PROJECT_CYCLES := $(MEASURE)/cycles/cycles.csv
 PROJECT_ARGS    = $(foreach f,$(shell ls -tr $(MEASURE)/count*.csv 2>/dev/null),--count $(f)) \
                   $(foreach f,$(shell ls -tr $(MEASURE)/dram*.csv 2>/dev/null),--dram $(f)) \
-                  $(PROJECT_MODELS)
+                  $(shell test -f $(PROJECT_CYCLES) && echo --cycles $(PROJECT_CYCLES)) $(PROJECT_MODELS)
 
 # What the projection needs that make bench-count's and make bench-dram's own lists do not
 # measure: the vector work of every Linear of both models (packed, VLEN 256) and Qwen3-0.6B's
@@ -247,9 +249,10 @@ bench-project-measure:
 bench-report:
 	measure/report/report.sh $(MEASURE) $(PROJECT_ARGS)
 
-# The projection alone, from whatever count and DRAM CSVs are there so far: projection.md
-# (and every figure in projection.csv).
-bench-project:
+# The projection alone, from whatever count and DRAM CSVs are there so far and the tiles'
+# modelled cycles (bench-cycles, run first: compute-bound calls take the X60 model's cycles
+# per MAC): projection.md (and every figure in projection.csv).
+bench-project: bench-cycles
 	@mkdir -p $(MEASURE)
 	@$(call run_into,$(MEASURE)/projection.md,measure/report/project.sh \
 	  --csv $(MEASURE)/projection.csv $(PROJECT_ARGS))

@@ -35,8 +35,8 @@ found=$(awk '{ print $2 }' "$list" | sort -u)
 [ -n "$tiles" ] && [ "$tiles" = "$found" ] || {
   echo "cycles: tiles without a loop found: $(comm -23 <(echo "$tiles") <(echo "$found") | tr '\n' ' ')" >&2; exit 1; }
 
-# The M buckets whose plans run a tile as their main one: "variant-free" keys rows_lmul
-# (BF16, either variant) and q8_rows_path (Q8_0: the driver widens the scales when a strip
+# The M buckets whose plans run a tile as their main one (space-separated), by key rows_lmul
+# (BF16, either variant) or q8_rows_path (Q8_0: the driver widens the scales when a strip
 # has several tiles).
 buckets() {
   local f b r l
@@ -49,7 +49,7 @@ buckets() {
       q8_0_*) echo "q8_${r}_$([ "$b" -gt "$r" ] && echo scales-widened || echo scales-in-tile) $b" ;;
       *) echo "${r}_${l} $b" ;;
     esac
-  done | sort -u -k1,1 -k2,2n | awk '{ b[$1] = b[$1] (b[$1] == "" ? "" : ", ") $2 } END { for (k in b) print k, b[k] }'
+  done | sort -u -k1,1 -k2,2n | awk '{ b[$1] = b[$1] (b[$1] == "" ? "" : " ") $2 } END { for (k in b) print k, b[k] }'
 }
 buckets > "$out/buckets.txt"
 
@@ -75,7 +75,7 @@ while read -r file fn rows lmul cols kpt macs path; do
   used=$(awk -v k="$key" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$out/buckets.txt")
   awk -v v="$variant" -v fn="$fn" -v r="$rows" -v l="$lmul" -v c="$cols" -v p="$path" -v k="$kpt" \
       -v t="$total" -v it="$iterations" -v m="$macs" -v u="$unit" -v uc="$ucycles" -v b="$used" \
-    'BEGIN { cpt = t / it; printf "%s,%s,%s,%s,%s,%s,%s,%.3f,%s,%.4f,%s,%s,\"%s\"\n", v, fn, r, l, c, p, k, cpt, m, m / cpt, u, uc, b }' \
+    'BEGIN { cpt = t / it; printf "%s,%s,%s,%s,%s,%s,%s,%.3f,%s,%.4f,%s,%s,%s\n", v, fn, r, l, c, p, k, cpt, m, m / cpt, u, uc, b }' \
     >> "$out/cycles.csv"
 done < "$list"
 [ "$check" = --check ] && { echo "cycles: $(wc -l < "$list") loops of $(echo "$tiles" | wc -l) tiles found, llvm-mca reads each"; exit 0; }
@@ -88,7 +88,7 @@ awk -F, -v vlen="$vlen" -v it="$iterations" '
     if (s ~ /^SMX60_IEU/) return "scalar integer"; if (s == "SMX60_FP") return "scalar FP"; return s }
   NR == 1 { next }
   {
-    gsub(/"/, "", $13)
+    gsub(/ /, ", ", $13)
     q8 = $1 == "q8_0"
     tile = q8 ? "Q8_0 " $3 " row" ($3 > 1 ? "s" : "") ($6 == "scales-in-tile" ? ", scales widened here" : ", scales widened by the driver") : $3 "x" $4
     ceil = $9 / $12
