@@ -262,7 +262,7 @@ test-target-full: $(TARGET_PROGRAMS)
 # README's commands run last and alone, since they run make themselves.
 QUICK_CHECKS := test-ggml test-target test-llama test-rpc test-host-runtime test-placement \
                 test-gguf-shapes test-clang test-setup-deps test-host test-models \
-                test-sysheaders test-engine-host test-spills test-no-vector test-project
+                test-sysheaders test-engine-host test-spills test-no-vector test-project test-cycles
 FULL_CHECKS  := test-target-full test-ggml-full test-llama-full test-rpc-full \
                 test-placement-full check-engine test-attn-exp-all \
                 $(filter-out test-target test-ggml test-llama test-rpc test-placement,$(QUICK_CHECKS))

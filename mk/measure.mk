@@ -9,7 +9,10 @@
 #   make bench-replay        one call of the shipped driver traced on the host, any blocking
 #   make test-placement      traces: misaligned buffers move the bytes of aligned ones (a check)
 #   make bench-build-times   make gen plus the library, from nothing, per shapes file
-#   make bench-project       the projected K1 times (measure/report/project.sh) from what is there
+#   make bench-cycles        cycles of every tile's k-loop on the X60, under llvm-mca-22's model
+#   make test-cycles         that table can be made from make's library (a check, no figures)
+#   make bench-project       the projected K1 times (measure/report/project.sh) from what is there,
+#                            compute from the tiles' modelled cycles (bench-cycles)
 #   make bench-project-measure  the counts and DRAM calls the projection needs beyond the above
 #   make test-project        project.sh on its fixture, its key figures checked
 #   make bench               all of the above, then make bench-report (report.md)
@@ -34,8 +37,9 @@ TWIN_LIB       := $(TWIN_DIR)/libgemm_rvv.a
 DRAM_TWIN      := $(MEASURE)/dram_variant_twin
 DRAM_REAL      := $(MEASURE)/dram_variant_real
 
-.PHONY: bench bench-deps bench-report bench-selftest bench-count bench-count-attention bench-static bench-dram \
-        bench-replay bench-build-times test-placement test-placement-full bench-project bench-project-measure test-project
+.PHONY: bench bench-deps bench-report bench-selftest bench-count bench-count-attention bench-static \
+        bench-dram bench-replay bench-build-times test-placement test-placement-full bench-project \
+        bench-project-measure test-project cycles-deps bench-cycles test-cycles
 
 bench-deps:
 	@tools/setup-deps.sh bench $(TOOLCHAIN_DIR)
@@ -205,6 +209,23 @@ test-placement: $(DRIVER_REPLAY)
 test-placement-full: $(DRIVER_REPLAY)
 	@measure/replay/placement-check.sh $(DRIVER_REPLAY)
 
+# The k-loops of the compiled tiles through llvm-mca-22 with LLVM's SpacemiT X60 model
+# (measure/cycles/cycles.sh): cycles per k, % of the peak, the busiest unit.
+cycles-deps:
+	@tools/setup-deps.sh cycles
+bench-cycles: $(BENCH_LIB) | cycles-deps
+	@$(call run_into,$(MEASURE)/cycles.md,measure/cycles/cycles.sh '$(OBJDUMP)' $(MEASURE)/gen \
+	  $(MEASURE)/obj $(MEASURE)/cycles)
+
+# The table can be made from make's own library and the tests' (which has Q8_0 tiles): every
+# tile's loop found, llvm-mca reads each (seconds; the figures are bench-cycles'). Skipped
+# where llvm-mca-22 cannot be installed.
+test-cycles: lib $(TEST_LIB) | cycles-deps
+	@if command -v llvm-mca-22 >/dev/null; then \
+	  measure/cycles/cycles.sh '$(OBJDUMP)' $(GEN_DIR) $(BUILD)/obj $(BUILD)/cycles-check --check && \
+	  measure/cycles/cycles.sh '$(OBJDUMP)' $(BUILD)/test/gen $(BUILD)/test/obj $(BUILD)/cycles-check --check; \
+	else tools/report-skip test-cycles "llvm-mca-22 not found (tools/setup-deps.sh cycles)"; fi
+
 BUILD_TIMES_SHAPES ?= shapes.yaml models/llama.yaml
 bench-build-times: $(GEN_BIN)
 	@$(call run_into,$(MEASURE)/build-times.csv,measure/build-times.sh \
@@ -214,9 +235,10 @@ bench-build-times: $(GEN_BIN)
 # count and DRAM CSV in $(MEASURE), oldest first (a call measured again: its newest figures).
 # DRAM_GBPS, VEC_UNITS, CORE_GBPS, ... (project.sh's header) pass through the environment.
 PROJECT_MODELS ?= shapes.yaml:28 models/llama.yaml:32
+PROJECT_CYCLES := $(MEASURE)/cycles/cycles.csv
 PROJECT_ARGS    = $(foreach f,$(shell ls -tr $(MEASURE)/count*.csv 2>/dev/null),--count $(f)) \
                   $(foreach f,$(shell ls -tr $(MEASURE)/dram*.csv 2>/dev/null),--dram $(f)) \
-                  $(PROJECT_MODELS)
+                  $(shell test -f $(PROJECT_CYCLES) && echo --cycles $(PROJECT_CYCLES)) $(PROJECT_MODELS)
 
 # What the projection needs that make bench-count's and make bench-dram's own lists do not
 # measure: the vector work of every Linear of both models (packed, VLEN 256) and Qwen3-0.6B's
@@ -245,9 +267,10 @@ bench-project-measure:
 bench-report:
 	measure/report/report.sh $(MEASURE) $(PROJECT_ARGS)
 
-# The projection alone, from whatever count and DRAM CSVs are there so far: projection.md
-# (and every figure in projection.csv).
-bench-project:
+# The projection alone, from whatever count and DRAM CSVs are there so far and the tiles'
+# modelled cycles (bench-cycles, run first: compute-bound calls take the X60 model's cycles
+# per MAC): projection.md (and every figure in projection.csv).
+bench-project: bench-cycles
 	@mkdir -p $(MEASURE)
 	@$(call run_into,$(MEASURE)/projection.md,measure/report/project.sh \
 	  --csv $(MEASURE)/projection.csv $(PROJECT_ARGS))
@@ -260,6 +283,7 @@ test-project:
 bench:
 	@$(MAKE) --no-print-directory bench-selftest
 	@$(MAKE) --no-print-directory bench-static
+	@$(MAKE) --no-print-directory bench-cycles
 	@$(MAKE) --no-print-directory bench-count
 	@$(MAKE) --no-print-directory bench-dram
 	@$(MAKE) --no-print-directory bench-replay

@@ -14,6 +14,8 @@
 #        tools/setup-deps.sh fuzz            host packages + clang-19 and its libFuzzer runtime
 #        tools/setup-deps.sh bench DIR       gnuplot, bc, jq, and QEMU's plugin header (from Debian's
 #                                            qemu source package) into DIR/qemu-plugin
+#        tools/setup-deps.sh cycles          llvm-22 (llvm-mca-22, the X60 scheduling model; Debian 12's
+#                                            bookworm-security suite)
 #        tools/setup-deps.sh sid-qemu DIR    sid's qemu-user (static, runs Zvfbfwma code) into
 #                                            DIR/sid-qemu; prints the qemu-riscv64 path
 #        tools/setup-deps.sh archive [LIST PARTS]  prints "URI SUITE" of the Debian archive the
@@ -30,6 +32,8 @@ HOST_PACKAGES=(libyaml-dev libcmocka-dev pkg-config make gcc libjansson-dev)
 QEMU_PACKAGES=(qemu-user clang-19)
 TOOLCHAIN_PACKAGES=(patchelf binutils)
 BENCH_PACKAGES=(gnuplot-nox bc jq)
+# llvm-mca-22 and its scheduling model of the SpacemiT X60 (Debian 12: bookworm-security).
+CYCLES_PACKAGES=(llvm-22)
 FUZZ_PACKAGES=(clang-19 libclang-rt-19-dev)
 ENGINE_PACKAGES=(python3-torch python3-numpy)
 # python3-gguf runs on the host's python3; these are the host packages its modules import.
@@ -462,6 +466,7 @@ case "${1:-}" in
     install_packages "${BENCH_PACKAGES[@]}" "${QEMU_PACKAGES[@]}"
     install_plugin_header "$2"
     ;;
+  cycles) install_packages "${CYCLES_PACKAGES[@]}" ;;
   sid-qemu)
     [ $# -eq 2 ] || die "usage: $0 sid-qemu DIR"
     install_sid_qemu "$2"
@@ -477,5 +482,5 @@ case "${1:-}" in
     # apt runs in a folder of its own below DIR: its paths must not be relative.
     install_ggml "$(realpath -m "$2")"
     ;;
-  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | engine | sid-qemu DIR | ggml DIR | archive [LIST PARTS]" ;;
+  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | cycles | engine | sid-qemu DIR | ggml DIR | archive [LIST PARTS]" ;;
 esac

@@ -10,10 +10,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd) work=$1
 fix=$here/fixture
 mkdir -p "$work"
-run() { # NAME DRAM_CSV... : the projection of the fixture with those DRAM CSVs
+run() { # NAME DRAM_CSV|cycles.csv... : the projection of the fixture with those CSVs
   local name=$1 args=() f
   shift
-  for f in "$@"; do args+=(--dram "$fix/$f"); done
+  for f in "$@"; do
+    case $f in cycles*) args+=(--cycles "$fix/$f") ;; *) args+=(--dram "$fix/$f") ;; esac
+  done
   K1_GHZ=1 DRAM_GBPS=1 VLEN=256 DLEN=128 VEC_UNITS=2 PROMPT=128 THREADS="1 4 8" CORE_GBPS='' \
     "$here/project.sh" --count "$fix/count.csv" "${args[@]}" --csv "$work/$name.csv" \
     "$fix/shapes.yaml:2" > "$work/$name.md"
@@ -82,8 +84,26 @@ expect old linear up 128 1 dram_ms 1.64 dram_mark "§"
 run both dram-old.csv dram.csv
 expect both linear up 1 1 ms 1.1 dram_mark ""
 
+# The modelled cycles (cycles.csv, base rows only): M = 1 runs the 1x8 tile, 160 cycles a
+# trip of 4 k x 64 columns: 0.625 cycles per MAC; M = 128 runs 9 tiles of 13 rows (104 cycles
+# a trip of 4 k) and one of 11 (88): (9 x 26 + 22) / (128 x 16) = 0.125.
+run cyc dram.csv cycles.csv
+expect cyc linear up 1 1 cycles_per_mac 0.625
+expect cyc linear up 1 1 compute_ms 0.3125
+expect cyc linear up 1 1 ms 1.1 bound memory
+expect cyc linear up 128 1 cycles_per_mac 0.125
+expect cyc linear up 128 1 ms 8 bound compute
+expect cyc linear down 128 1 ms 8 bound compute
+expect cyc linear up 128 4 ms 3.5 bound memory
+# prefill on one thread: 2 blocks x (8 + 8) + lm_head at M = 1 (2.1, memory-bound)
+expect cyc model prefill 128 1 ms 34.1
+grep -q 'Compute from the X60 model instead' "$work/cyc.md" ||
+  { echo "project-check: cyc.md: the modelled compute is not stated" >&2; fail=1; }
+! grep -q 'Compute from the X60 model instead' "$work/new.md" ||
+  { echo "project-check: new.md: states a modelled compute it has no cycles for" >&2; fail=1; }
+
 # the assumptions once, beside the tables
-for name in new old both; do
+for name in new old both cyc; do
   [ "$(grep -c '^Assumptions' "$work/$name.md")" = 1 ] ||
     { echo "project-check: $name.md: the assumptions are not stated once" >&2; fail=1; }
 done

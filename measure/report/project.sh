@@ -3,13 +3,16 @@
 # work and the cache model's DRAM bytes, at M = 1 (decode) and M = PROMPT (prefill), on 1, 4 and
 # 8 threads, then each model's decode and prefill tokens/s against its bandwidth bound. Markdown
 # on stdout:
-#   measure/report/project.sh [--count CSV]... [--dram CSV]... [--csv OUT] SHAPES_YAML:BLOCKS...
+#   measure/report/project.sh [--count CSV]... [--dram CSV]... [--cycles CSV] [--csv OUT] SHAPES_YAML:BLOCKS...
 # --count: make bench-count's CSVs (count.csv, count-selected.csv: the kernel-packed rows at
 #   VLEN). --dram: make bench-dram's CSVs (dram.csv, dram-selected.csv or copies of it: the
 #   packed rows on aligned buffers), in either format, told apart by the header line:
 #   M,N,K,path,placement,l2_kb,dram_bytes,min_bytes,ratio,measured (one thread), or the same
 #   with a threads column after placement (threads 1 at L2 512 and 128 KiB; threads 4 and 8 at
 #   512 KiB, the bytes of the whole call). A row given again in a later file replaces the earlier.
+# --cycles: make bench-cycles' cycles.csv (the k-loop of every tile under llvm-mca's X60 model):
+#   then a call's compute is the modelled cycles per MAC of the tiles its plan runs (the base
+#   variant's: the K1 has no Zvfbfwma) instead of the vector work at the nominal rate.
 # SHAPES_YAML:BLOCKS: a shapes file (its layers' name, N and K; `lm_head` runs once per token,
 #   every other layer once per transformer block) and the model's number of blocks.
 # --csv OUT: also every figure as CSV (what measure/report/project-check.sh compares).
@@ -17,12 +20,13 @@
 # DLEN (128), VEC_UNITS (2: vector units that each take an instruction), DRAM_GBPS (4.4),
 # CORE_GBPS (unset: no per-core limit), PROMPT (128), THREADS ("1 4 8").
 set -euo pipefail
-usage() { echo "usage: $0 [--count CSV]... [--dram CSV]... [--csv OUT] SHAPES_YAML:BLOCKS..." >&2; exit 2; }
-counts=() drams=() csv_out=/dev/null models=()
+usage() { echo "usage: $0 [--count CSV]... [--dram CSV]... [--cycles CSV] [--csv OUT] SHAPES_YAML:BLOCKS..." >&2; exit 2; }
+counts=() drams=() cycles=() csv_out=/dev/null models=()
 while [ $# -gt 0 ]; do
   case $1 in
     --count) [ $# -ge 2 ] || usage; counts+=("$2"); shift 2 ;;
     --dram) [ $# -ge 2 ] || usage; drams+=("$2"); shift 2 ;;
+    --cycles) [ $# -ge 2 ] || usage; cycles=("$2"); shift 2 ;;
     --csv) [ $# -ge 2 ] || usage; csv_out=$2; shift 2 ;;
     -*) usage ;;
     *) models+=("$1"); shift ;;
@@ -31,7 +35,7 @@ done
 [ ${#models[@]} -gt 0 ] || usage
 [ ${#counts[@]} -gt 0 ] || { echo "project.sh: no count CSV: run make bench-count" >&2; exit 1; }
 [ ${#drams[@]} -gt 0 ] || { echo "project.sh: no DRAM CSV: run make bench-dram" >&2; exit 1; }
-for f in "${counts[@]}" "${drams[@]}"; do
+for f in "${counts[@]}" "${drams[@]}" "${cycles[@]}"; do
   [ -f "$f" ] || { echo "project.sh: $f is missing" >&2; exit 1; }
 done
 
@@ -57,6 +61,7 @@ done
 kinds="" files=()
 for f in "${counts[@]}"; do kinds+="c"; files+=("$f"); done
 for f in "${drams[@]}"; do kinds+="d"; files+=("$f"); done
+for f in "${cycles[@]}"; do kinds+="y"; files+=("$f"); done
 
 awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     -v ghz="${K1_GHZ:-1.6}" -v vlen="${VLEN:-256}" -v dlen="${DLEN:-128}" -v units="${VEC_UNITS:-2}" \
@@ -64,7 +69,7 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     -v threads="${THREADS:-1 4 8}" '
   FNR == 1 { file++; kind = substr(kinds, file, 1); delete col
              for (i = 1; i <= NF; i++) col[$i] = i
-             need = kind == "c" ? "M N K vlen path vwork_per_mac" : "M N K path placement l2_kb dram_bytes min_bytes"
+             need = kind == "c" ? "M N K vlen path vwork_per_mac" : kind == "d" ? "M N K path placement l2_kb dram_bytes min_bytes" : "variant rows lmul columns k_per_trip cycles_per_trip buckets"
              nn = split(need, req, " ")
              for (i = 1; i <= nn; i++) if (!(req[i] in col)) {
                printf "project.sh: %s: no %s column in its header\n", FILENAME, req[i] > "/dev/stderr"; bad = 1; exit 1 }
@@ -78,6 +83,12 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
                 m = $col["M"]; src = m "," t "," $col["l2_kb"]; key = src "," $col["N"] "," $col["K"]
                 if (!(key in db)) dshapes[src] = dshapes[src] " " $col["N"] "," $col["K"]
                 db[key] = $col["dram_bytes"]; dmin[key] = $col["min_bytes"]; next }
+  kind == "y" { if ($col["variant"] != "base") next
+                l = $col["lmul"]; cols[l] = $col["columns"]
+                cpk[l, $col["rows"]] = $col["cycles_per_trip"] / $col["k_per_trip"]
+                nb = split($col["buckets"], bs, " ")
+                for (i = 1; i <= nb; i++) { tile_of[bs[i]] = $col["rows"] " " l; nbk++ }
+                next }
 
   function abs(x) { return x < 0 ? -x : x }
   # nearest(LIST, N, K): the "N,K" of LIST (space-separated) closest to N x K in log N + log K.
@@ -94,6 +105,18 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     if ((m "," n "," k) in vw) return vw[m "," n "," k]
     if (vshapes[m] == "") { vmark = "?"; return -1 }
     s = nearest(vshapes[m], n, k); vmark = "*"; return vw[m "," s] }
+  # Modelled cycles per MAC of the k-loops an M-row call runs (the plan of the smallest bucket
+  # >= M, else the largest: M / R tiles of R rows and one of the rest, at LMUL L); -1 without.
+  function cycles_per_mac(m,   b, best, big, tl, r, l, c) {
+    best = ""; big = ""
+    for (b in tile_of) { if (b + 0 >= m && (best == "" || b + 0 < best + 0)) best = b
+                         if (big == "" || b + 0 > big + 0) big = b }
+    if (best == "") best = big
+    if (best == "") return -1
+    split(tile_of[best], tl, " "); r = tl[1]; l = tl[2]
+    if (!((l, r) in cpk) || (m % r && !((l, m % r) in cpk))) return -1
+    c = int(m / r) * cpk[l, r] + (m % r ? cpk[l, m % r] : 0)
+    return c / (m * cols[l]) }
   function min_bytes(m, n, k) { return 2 * n * k + 2 * m * k + 4 * m * n }
   # DRAM bytes of the whole call on T threads. The sources, in order: T = 1: the one-thread
   # rows at L2 512 KiB; T > 1: the T-thread rows, then (mark †) the one-thread rows at 128 KiB,
@@ -112,8 +135,9 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
   function bw(t) { return (core_gbps != "" && t * core_gbps < gbps ? t * core_gbps : gbps) * 1e9 }
   # project(M, N, K, T): sets pc, pd (compute and DRAM seconds), pt (the larger), pbound.
   function project(m, n, k, t,   v) {
-    v = vwork(m, n, k)
-    pc = v < 0 ? 0 : v * m * n * k * cyc / (ghz * 1e9) / t
+    v = vwork(m, n, k); pcpm = cycles_per_mac(m)
+    if (pcpm >= 0) { v = 0; pc = pcpm * m * n * k / (ghz * 1e9) / t }
+    else pc = v < 0 ? 0 : v * m * n * k * cyc / (ghz * 1e9) / t
     pd = bytes(m, n, k, t) / bw(t); pt = pc > pd ? pc : pd
     pbound = v < 0 ? "memory?" : pc >= pd ? "compute" : "memory"
     used[vmark] = 1; used[bmark] = 1 }
@@ -139,6 +163,13 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     printf "  %.1f GFLOP/s per core, the datasheet'\''s 25.6 (cpufp measured 32); every vector\n", peak
     printf "  instruction is charged as an FMA of its LMUL, scalar instructions nothing (dual issue).\n"
     printf "  On T threads the compute is divided by T (the columns split evenly, no overhead).\n"
+    if (nbk) {
+      printf "- **Compute from the X60 model instead** (`--cycles`, `make bench-cycles`): a call'\''s compute\n"
+      printf "  is M x N x K x the modelled cycles per MAC of the k-loops its plan runs (the base tiles,\n"
+      printf "  M / R of R rows and one of the rest, under llvm-mca'\''s SpacemiT X60 model) at K1_GHZ; the\n"
+      printf "  vector work is shown, not used. Left out: what runs outside the k-loops (arranging the\n"
+      printf "  activations, partial sums between K blocks, the outputs).\n"
+    } else printf "- No `--cycles`: the compute is the vector work at the nominal rate above.\n"
     printf "- DRAM: the bytes of the whole call from the cache model (`make bench-dram`, packed weights,\n"
     printf "  64-byte aligned buffers, caches cold at the call, so every weight byte comes from DRAM) at\n"
     printf "  DRAM_GBPS = %s GB/s, the K1'\''s end-to-end figure seen in llama.cpp decode (the channel is\n", gbps
@@ -163,13 +194,14 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     print "shape of the same M (and thread count, or † source) times this call'\''s minimum bytes;"
     print "§ nothing of this M measured: the minimum bytes (a lower bound). ? nothing of this M"
     print "counted: compute left out."
-    print "kind,model,layer,N,K,M,threads,vwork_per_mac,vwork_mark,dram_bytes,dram_ratio,dram_mark,compute_ms,dram_ms,ms,bound,tok_s" > csv_out
+    print "kind,model,layer,N,K,M,threads,vwork_per_mac,vwork_mark,dram_bytes,dram_ratio,dram_mark,compute_ms,dram_ms,ms,bound,tok_s,cycles_per_mac" > csv_out
     for (a = 1; a <= nm; a++) { md = mod[a]
       print ""
       printf "### %s (%d blocks), per call\n", md, blocks[md]
       print ""
       tl = T[1]; for (j = 2; j <= nt; j++) tl = tl " / " T[j]
-      hdr = "| layer | N | K | M | vwork/MAC | DRAM / min, " tl " thr."; sep = "|---|---:|---:|---:|---:|---"
+      hdr = "| layer | N | K | M | vwork/MAC" (nbk ? " | cycles/MAC" : "") " | DRAM / min, " tl " thr."
+      sep = "|---|---:|---:|---:|---:" (nbk ? "|---:" : "") "|---"
       for (j = 1; j <= nt; j++) { hdr = hdr sprintf(" | %d thr., ms | bound", T[j]); sep = sep "|---:|---" }
       print hdr " |"; print sep "|"
       wbytes = 0
@@ -186,12 +218,14 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
             project(m, n, k, t)
             row = row sprintf(" | %s | %s", ms(pt), pbound)
             ratios = ratios (j > 1 ? " / " : "") sprintf("%.3f%s", bratio, bmark)
-            printf "linear,%s,%s,%d,%d,%d,%d,%.4f,%s,%.0f,%.4f,%s,%.6f,%.6f,%.6f,%s,\n", md, name, n, k, m, t,
-                   v, vm, bratio * min_bytes(m, n, k), bratio, bmark, 1e3 * pc, 1e3 * pd, 1e3 * pt, pbound > csv_out
+            printf "linear,%s,%s,%d,%d,%d,%d,%.4f,%s,%.0f,%.4f,%s,%.6f,%.6f,%.6f,%s,,%s\n", md, name, n, k, m, t,
+                   v, vm, bratio * min_bytes(m, n, k), bratio, bmark, 1e3 * pc, 1e3 * pd, 1e3 * pt, pbound,
+                   pcpm < 0 ? "" : sprintf("%.6f", pcpm) > csv_out
             if (m == 1) { dec[j] += times * pt; if (pbound == "memory") decmem[j] += times * pt }
             if (m == prompt || head) pre[j] += times * pt
           }
-          printf "| %s | %d | %d | %d | %s | %s%s |\n", name, n, k, m, v < 0 ? "-" : sprintf("%.4f%s", v, vm), ratios, row
+          cm = nbk ? (pcpm < 0 ? " | -" : sprintf(" | %.4f", pcpm)) : ""
+          printf "| %s | %d | %d | %d | %s%s | %s%s |\n", name, n, k, m, v < 0 ? "-" : sprintf("%.4f%s", v, vm), cm, ratios, row
         }
       }
       bound_tok = gbps * 1e9 / wbytes
