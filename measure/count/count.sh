@@ -16,16 +16,18 @@ SHAPES=("1 4096 4096" "1 11008 4096" "1 4096 11008" "1 32000 4096"
 PATHS=(kernel-packed kernel-plain fallback plain-c q8-packed)
 VLENS=(256 128)
 
-# The functions each path is measured in (symbol prefixes).
+# The functions each path is measured in (symbol prefixes). The driver, for every format:
+# runtime/driver.c's and plan_call.c's functions are all named gr_drive_* or drive_* (a rule
+# of those files: a new or renamed one is still counted), runtime/lines.c's gr_k_* and gr_y_*.
 symbols() {
+  local driver="sym=gr_drive_,sym=drive_,sym=gr_k_,sym=gr_y_"
   case $1 in
-    # the tiles, the driver and its static helpers, runtime/lines.c, the variant's support
-    # (arrange_, pack_, vlenb_ of each variant)
-    kernel-*) echo "sym=gr_bf16_,sym=gr_drive_,sym=strips_outer,sym=tiles_outer,sym=strip_weights,sym=y_at,sym=arrange_,sym=pack_,sym=vlenb_,sym=finish_rows,sym=keep_tail,sym=copy_x,sym=carried,sym=layout_of,sym=k_blocks_of,sym=gr_k_,sym=gr_y_" ;;
+    # the BF16 tiles, the driver, the variant's support (arrange_, pack_, vlenb_ of each)
+    kernel-*) echo "sym=gr_bf16_,$driver,sym=arrange_,sym=pack_,sym=vlenb_" ;;
     fallback) echo "sym=gr_fallback,sym=widen_column" ;;
-    # the Q8_0 tiles, the same driver (runtime/driver.c, plan_call.c) through Q8_0's
-    # descriptor (runtime/q8_0_format.c), X's quantisation
-    q8-packed) echo "sym=gr_q8_0_tile,sym=q8_widen_scales,sym=q8_quantize_rows,sym=gr_q8_quantize_rows,sym=gr_run_plan,sym=drive_round,sym=prepare_rows,sym=prepare_x,sym=tile_x,sym=strip_first,sym=quantised,sym=gr_drive_,sym=strips_outer,sym=tiles_outer,sym=strip_weights,sym=y_at,sym=finish_rows,sym=layout_of,sym=k_blocks_of,sym=gr_k_,sym=gr_y_" ;;
+    # the Q8_0 tiles and their support (q8_*: the widening, X's quantisation), Q8_0's
+    # descriptor (runtime/q8_0_format.c, q8_*), the scale's scalar rule (q8_0_scale.h), the driver
+    q8-packed) echo "sym=gr_q8_0_tile,sym=q8_,sym=gr_q8_quantize_rows,sym=gr_q8_x_scale,sym=gr_f32_round_fp16,$driver" ;;
     plain-c)  echo "sym=plain_c_linear,sym=widen" ;;
   esac
 }
