@@ -1,32 +1,15 @@
 /* The products GEMM_RVV runs itself: MUL_MAT of a 2-D contiguous BF16 or Q8_0 weight [N, K]
- * that the library has plans for in its format, by FP32 activations into FP32. A BF16 weight
- * is packed when it lives in GEMM_RVV's buffer, else read where it is (gemm_rvv_linear_plain),
- * its activations rounded to BF16 (nearest even) as ggml's CPU backend rounds them before its
- * BF16 dot product. A Q8_0 weight is served packed only; the library quantises its FP32
- * activations per block of 32, as ggml's CPU backend does before its Q8_0 dot product. */
+ * that the library has plans for in its format, by FP32 activations into FP32, through the
+ * format's calls (format.c). A BF16 weight is packed when it lives in GEMM_RVV's buffer, else
+ * read where it is, its activations rounded to BF16 (nearest even) as ggml's CPU backend
+ * rounds them before its BF16 dot product. A Q8_0 weight is served packed only; the library
+ * quantises its FP32 activations per block of 32, as ggml's CPU backend does. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "plugin.h"
 
 #define MAX_BUCKETS 16
-
-static bool has_plans(const struct ggml_tensor *w)
-{
-    const struct grg_format *fmt = grg_format_of(w->type);
-    return fmt && fmt->plan_buckets(w->ne[1], w->ne[0], NULL, 0) > 0;
-}
-
-static bool weight_2d(const struct ggml_tensor *w)
-{
-    return w->ne[2] == 1 && w->ne[3] == 1 && ggml_is_contiguous(w);
-}
-
-bool grg_packs(const struct ggml_tensor *t)
-{
-    return grg_format_of(t->type) && !t->view_src && weight_2d(t) && !ggml_is_empty(t) &&
-           has_plans(t);
-}
 
 /* FP32 rows whose elements are adjacent, at strides the library can take. */
 static bool f32_rows(const struct ggml_tensor *t)
@@ -43,18 +26,18 @@ struct grg_packed *grg_packed_whole(const struct ggml_tensor *w)
 bool grg_serves_mul_mat(const struct ggml_tensor *op, const char **why)
 {
     const struct ggml_tensor *w = op->src[0], *x = op->src[1];
+    const struct grg_format *fmt = grg_format_of(w->type);
     const char *no = NULL;
-    if (op->op != GGML_OP_MUL_MAT || !grg_format_of(w->type))
+    if (op->op != GGML_OP_MUL_MAT || !fmt)
         no = "not a product on a BF16 or Q8_0 weight";
-    else if (!weight_2d(w))
+    else if (!grg_weight_2d(w))
         no = "not a 2-D contiguous weight";
     else if (w->data && grg_reads_packed(w) && !grg_packed_whole(w))
         no = "a part of a packed weight";
-    else if (!has_plans(w))
-        no = w->type == GGML_TYPE_BF16 ? "this build has no plan for its N x K"
-                                       : "this build has no Q8_0 plan for its N x K";
-    else if (w->type != GGML_TYPE_BF16 && (w->data || w->buffer) && !grg_reads_packed(w))
-        no = "a Q8_0 weight is served packed only, and this one is not in GEMM_RVV's buffer";
+    else if (!grg_has_plans(w))
+        no = fmt->no_plan;
+    else if (fmt->packed_only && (w->data || w->buffer) && !grg_reads_packed(w))
+        no = fmt->packed_only;
     else if (!f32_rows(x) || !f32_rows(op) || grg_reads_packed(x))
         no = "activations or result are not FP32 rows";
     if (why)
@@ -81,7 +64,7 @@ static void log_plan(struct grg_packed *p, const struct ggml_tensor *w, int64_t 
     grg_log(GGML_LOG_LEVEL_INFO,
             "%s: %s (N = %lld, K = %lld) M = %lld: %splan M <= %lld serves%s%s\n", GRG_NAME,
             w->name[0] ? w->name : "(unnamed weight)", (long long)w->ne[1], (long long)w->ne[0],
-            (long long)m, w->type == GGML_TYPE_BF16 ? "" : "Q8_0 ", (long long)b[i], how,
+            (long long)m, p->fmt->plan_label, (long long)b[i], how,
             gemm_rvv_kernels_active() ? "" : " (kernels off here: the fallback serves)");
 }
 
@@ -107,36 +90,35 @@ static uint16_t *bf16_rows(const char *xs, size_t x_row, int64_t m, int64_t k,
 enum ggml_status grg_mul_mat(struct ggml_tensor *dst, uint16_t **scratch, size_t *scratch_len)
 {
     const struct ggml_tensor *w = dst->src[0], *x = dst->src[1];
+    const struct grg_format *fmt = grg_format_of(w->type);
     int64_t n = w->ne[1], k = w->ne[0], m = x->ne[1];
     struct grg_packed *p = grg_packed_whole(w);
     if (p)
         log_plan(p, w, m);
+    if (!p && fmt->packed_only) {
+        grg_log(GGML_LOG_LEVEL_ERROR, "%s: %s: its %s weight is not packed\n", GRG_NAME,
+                dst->name, fmt->name);
+        return GGML_STATUS_FAILED;
+    }
     int64_t ldy = (int64_t)(dst->nb[1] / sizeof(float));
-    int64_t ldw = (int64_t)(w->nb[1] / sizeof(uint16_t));
-    int64_t ldx = (int64_t)(x->nb[1] / sizeof(float));
+    int64_t ldw = (int64_t)(w->nb[1] / fmt->unit_bytes);
     for (int64_t i3 = 0; i3 < x->ne[3]; i3++) {
         for (int64_t i2 = 0; i2 < x->ne[2]; i2++) {
             const char *xs = (const char *)x->data + i2 * x->nb[2] + i3 * x->nb[3];
             void *y = (char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3];
-            gemm_rvv_status s;
-            if (w->type == GGML_TYPE_BF16) {
-                const uint16_t *xb = bf16_rows(xs, x->nb[1], m, k, scratch, scratch_len);
-                if (!xb) {
+            const void *xv = xs;
+            int64_t ldx = (int64_t)(x->nb[1] / sizeof(float));
+            if (fmt->x_bf16) {
+                xv = bf16_rows(xs, x->nb[1], m, k, scratch, scratch_len);
+                ldx = k;
+                if (!xv) {
                     grg_log(GGML_LOG_LEVEL_ERROR, "%s: no memory for %lld x %lld activations\n",
                             GRG_NAME, (long long)m, (long long)k);
                     return GGML_STATUS_ALLOC_FAILED;
                 }
-                s = p ? gemm_rvv_linear(xb, m, k, p->weight, NULL, y, ldy, GEMM_RVV_F32)
-                      : gemm_rvv_linear_plain(xb, m, k, w->data, n, k, ldw, NULL, y, ldy,
-                                              GEMM_RVV_F32);
-            } else if (!p) {
-                grg_log(GGML_LOG_LEVEL_ERROR, "%s: %s: its Q8_0 weight is not packed\n",
-                        GRG_NAME, dst->name);
-                return GGML_STATUS_FAILED;
-            } else {
-                s = gemm_rvv_linear_f32x((const float *)xs, m, ldx, p->weight, NULL, y, ldy,
-                                         GEMM_RVV_F32);
             }
+            gemm_rvv_status s = p ? fmt->linear(xv, m, ldx, p->weight, y, ldy)
+                                  : fmt->linear_plain(xv, m, ldx, w->data, n, k, ldw, y, ldy);
             if (s != GEMM_RVV_OK) {
                 grg_log(GGML_LOG_LEVEL_ERROR, "%s: %s: %s\n", GRG_NAME, dst->name,
                         gemm_rvv_strerror(s));

@@ -28,9 +28,27 @@ struct grg_format {
     gemm_rvv_status (*read)(const gemm_rvv_weight *w, void *dst, size_t first, size_t count);
     /* count units in ggml's layout to FP32 elements, as ggml's CPU backend converts them */
     void (*to_f32)(const void *units, size_t count, float *out);
+    /* The product Y = X W^T into FP32 rows ldy apart, X's m rows ldx apart: FP32 rounded to
+     * BF16 first by the caller (x_bf16), or FP32 as they are; on the packed weight, or (NULL:
+     * the format is served packed only) on ggml's own rows of the weight, ldw apart. */
+    bool x_bf16;
+    gemm_rvv_status (*linear)(const void *x, int64_t m, int64_t ldx, const gemm_rvv_weight *w,
+                              void *y, int64_t ldy);
+    gemm_rvv_status (*linear_plain)(const void *x, int64_t m, int64_t ldx, const void *w,
+                                    int64_t n, int64_t k, int64_t ldw, void *y, int64_t ldy);
+    /* In messages: the plan's name ("" for BF16, the first format), why a product without a
+     * plan is declined, and (served packed only) why one on a weight elsewhere is. */
+    const char *plan_label, *no_plan, *packed_only;
 };
 /* The format of ggml's type, or NULL when GEMM_RVV does not multiply it. */
 const struct grg_format *grg_format_of(enum ggml_type type);
+/* Whether w is one 2-D contiguous matrix; whether the library has plans for its N x K in its
+ * format. */
+bool grg_weight_2d(const struct ggml_tensor *w);
+bool grg_has_plans(const struct ggml_tensor *w);
+/* Whether GEMM_RVV packs this tensor when it is placed in its buffer as a weight: a 2-D
+ * contiguous tensor of a format above whose N x K the library has plans for. */
+bool grg_packs(const struct ggml_tensor *t);
 
 /* A weight placed packed in a GEMM_RVV buffer: its bytes there, its shape, format and object. */
 struct grg_packed {
@@ -64,9 +82,6 @@ ggml_backend_buffer_type_t grg_host_buffer_type(void);
 void grg_release_source(const void *src, size_t size);
 
 /* matmul.c */
-/* Whether GEMM_RVV packs this tensor when it is placed in its buffer as a weight: a 2-D
- * contiguous BF16 or Q8_0 tensor whose N x K the library has plans for in its format. */
-bool grg_packs(const struct ggml_tensor *t);
 /* The packed weight that is w whole (not a part of it), or NULL. */
 struct grg_packed *grg_packed_whole(const struct ggml_tensor *w);
 /* Whether GEMM_RVV runs this MUL_MAT itself (else the CPU backend does); with `why`, says why
@@ -103,7 +118,7 @@ void grg_stream_free(struct grg_stream *s);
 void grg_stream_set_threads(struct grg_stream *s, int threads);
 enum ggml_status grg_stream_compute(struct grg_stream *s, struct ggml_cgraph *graph);
 
-/* registry.c */
+/* log.c: a message at `level` through ggml's log callback, or stderr. */
 void grg_log(enum ggml_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -1,6 +1,5 @@
 /* The plugin's entry point (ggml_backend_init, which ggml looks up in the file
  * GGML_BACKEND_PATH names), its registry, its one device and its backend (stream). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,21 +7,6 @@
 
 #include "plugin.h"
 
-void grg_log(enum ggml_log_level level, const char *fmt, ...)
-{
-    char text[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    ggml_log_callback cb = NULL;
-    void *user = NULL;
-    ggml_log_get(&cb, &user);
-    if (cb)
-        cb(level, text, user);
-    else
-        fputs(text, stderr);
-}
 
 /* ---- backend (stream): compute.c ---- */
 
