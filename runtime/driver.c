@@ -219,6 +219,17 @@ static struct y_rules drive_y_rules_of(const struct gr_drive *d, const struct wa
     return r;
 }
 
+/* The partial sum of row r, column j of the column block at col0: rows col_block apart, or
+ * (sums_by_strip) each strip's rows one after the other. */
+static float *drive_sum(const struct gr_drive *d, const struct work *w, size_t col0, size_t r,
+                        size_t j)
+{
+    const size_t c = j - col0;
+    if (d->format->sums_by_strip)
+        return w->partials + (c / d->strip * d->plan->bucket + r) * d->strip + c % d->strip;
+    return w->partials + r * d->col_block + c;
+}
+
 /* Whether the tiles of the strip at column s write Y themselves. */
 static int drive_tiles_write_y(const struct work *w, size_t s)
 {
@@ -237,7 +248,7 @@ static void drive_finish_rows(const struct gr_drive *d, const struct work *w, si
                             w->tail[r * kept + (j - w->y.tail_from)], d->bias, j);
         for (size_t j = from; j < to; j++)
             gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
-                            w->partials[r * d->col_block + (j - col0)], d->bias, j);
+                            *drive_sum(d, w, col0, r, j), d->bias, j);
     }
 }
 
@@ -282,7 +293,7 @@ static void drive_y_after_block(const struct gr_drive *d, const struct walk *k,
     const size_t kept = col_end - w->y.end;
     for (size_t r = 0; r < d->rows; r++)
         for (size_t j = w->y.end; j < col_end; j++)
-            w->tail[r * kept + (j - w->y.end)] = w->partials[r * d->col_block + (j - col0)];
+            w->tail[r * kept + (j - w->y.end)] = *drive_sum(d, w, col0, r, j);
 }
 
 /* ---- the loops -------------------------------------------------------------------------- */
@@ -331,7 +342,7 @@ static void drive_arrange_rows(const struct gr_drive *d, const struct work *w, s
 static void drive_tile(const struct gr_drive *d, struct gr_tile_args *a, const struct work *w,
                        size_t r, size_t rows, size_t s, size_t col0)
 {
-    a->acc = w->partials + r * d->col_block + (s - col0);
+    a->acc = drive_sum(d, w, col0, r, s);
     a->y = drive_y_at(d, r, s);
     d->tiles[rows - 1](a);
 }
@@ -548,7 +559,7 @@ void gr_drive_columns(const struct gr_drive *d, struct gr_cols piece, struct gr_
                      (char *)scratch + l.words, (char *)scratch + l.strip, {NULL, 0, NULL, NULL},
                      0, {0, 0, 0}, (float *)(void *)((char *)scratch + l.y_tail), NULL};
     struct gr_tile_args a = {0};
-    a.acc_stride = d->col_block;
+    a.acc_stride = d->format->sums_by_strip ? d->strip : d->col_block;
     a.ldy = d->ldy;
     a.y_bf16 = d->y_bf16;
     for (size_t col = cols.begin, col_end; col < cols.end; col = col_end) {

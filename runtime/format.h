@@ -29,6 +29,10 @@ struct gr_format_desc {
      * set): Q8_0 widens the strip's scales once when several row tiles read them. NULL: none. */
     size_t (*strip_bytes)(const struct gr_drive *d);
     void (*strip_first)(const struct gr_drive *d, struct gr_tile_args *a, void *buf);
+    /* The partial sums between K blocks: each strip's rows one after the other, or (0) rows
+     * a column block wide. Q8_0's column blocks are wide where its K blocks are short, and
+     * rows a power of two apart would crowd a few cache sets. */
+    int sums_by_strip;
     /* The tiles of plan p (rows r at [r - 1]) when `variant` serves the call. */
     const gr_tile_fn *(*tiles)(const struct gr_plan *p, const struct gr_variant *variant);
 };

@@ -66,5 +66,6 @@ const struct gr_format_desc gr_format_q8_0 = {
     .tile_x = q8_tile_x,
     .strip_bytes = q8_strip_bytes,
     .strip_first = q8_strip_first,
+    .sums_by_strip = 1,
     .tiles = q8_tiles,
 };
