@@ -87,9 +87,11 @@ $(BUILD)/ggml-test/other-release.so: tests/ggml/other_release.c $(BUILD)/probe.o
 GGML_API_TEST    := $(BUILD)/ggml-test/plugin_api
 GGML_API_CFLAGS   = $(TARGET_CFLAGS) -D_POSIX_C_SOURCE=200809L -isystem $(GGML_SYSROOT)/usr/include
 GGML_API_LDFLAGS  = -L$(GGML_LIBDIR) -Wl,-rpath-link,$(GGML_LIBDIR) -lggml -lggml-base -lpthread -lm
-$(GGML_API_TEST): tests/ggml/plugin_api.c $(GGML_SYSROOT)/usr/include/ggml-backend.h $(BUILD)/probe.ok
+GGML_API_SRC      = $(wildcard tests/ggml/plugin_api/*.c)
+$(GGML_API_TEST): $(GGML_API_SRC) tests/ggml/plugin_api/harness.h \
+                  $(GGML_SYSROOT)/usr/include/ggml-backend.h $(BUILD)/probe.ok
 	@mkdir -p $(@D)
-	$(TARGET_CC) $(GGML_API_CFLAGS) -Werror $< $(GGML_API_LDFLAGS) -o $@
+	$(TARGET_CC) $(GGML_API_CFLAGS) -Werror $(GGML_API_SRC) $(GGML_API_LDFLAGS) -o $@
 
 GGML_TEST_DEPS = $(BUILD)/ggml-test/libggml-gemm-rvv.so $(BUILD)/ggml-other/libggml-gemm-rvv.so \
                  $(BUILD)/ggml-test/other-release.so $(GGML_API_TEST)

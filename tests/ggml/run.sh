@@ -7,7 +7,7 @@
 #   2. a plugin built for other shapes: it declines every weight (names them) and serves none,
 #      and the cases still pass (ggml's CPU backend computes them for it);
 #   3. the plugin in a ggml that reports another release: it refuses with a message naming both;
-#   4. tests/ggml/plugin_api.c: the plugin driven through ggml's public API against ggml's CPU
+#   4. tests/ggml/plugin_api/: the plugin driven through ggml's public API against ggml's CPU
 #      backend (products, empty and unselected nodes, read-back, views, memset, clear and
 #      reset, a llama layer alone and through the scheduler, threads, supports_op);
 #   5. every op, not only MUL_MAT: test-backend-ops' support mode on GEMM_RVV and on the CPU
