@@ -52,9 +52,10 @@ struct blocking blocking_q8_0(const struct target *t, unsigned tile_rows, unsign
                               uint64_t n, uint64_t k, uint64_t l2_bytes)
 {
     const uint64_t pw = t->vlen / 8, strips = (n + pw - 1) / pw;
-    struct blocking b = {.order = ORDER_STRIPS, .col_block = pw};
+    struct blocking b = {.order = ORDER_STRIPS, .col_block = bucket > 1 ? pw : strips * pw};
     /* The GEMV reads each weight once whatever the block sizes: one K block (sums in
-     * registers), one panel. Else the K block and column block of least modelled traffic:
+     * registers), one column block of every column (no sums kept, so the driver steps once
+     * per block for nothing). Else the K block and column block of least modelled traffic:
      * K blocks of 64, 128, 256 or as many k as fill half the L1 with a strip's weights (read
      * by every row tile), never more than K; column blocks of 1, 2, 4, ... panels up to N.
      * Ties go to the larger K block (fewer passes over the partial sums), then the smaller

@@ -338,11 +338,15 @@ static void drive_arrange_rows(const struct gr_drive *d, const struct work *w, s
 }
 
 /* One register tile: `rows` rows from r by the strip at s of the column block at col0, its
- * activations, weights, first, last and vl already in a. */
-static void drive_tile(const struct gr_drive *d, struct gr_tile_args *a, const struct work *w,
+ * activations, weights, first, last and vl already in a. Inlined: it runs once per row tile,
+ * strip and K block. */
+static inline __attribute__((always_inline)) void
+drive_tile(const struct gr_drive *d, struct gr_tile_args *a, const struct work *w,
                        size_t r, size_t rows, size_t s, size_t col0)
 {
-    a->acc = drive_sum(d, w, col0, r, s);
+    /* s starts a strip: drive_sum without its divisions */
+    a->acc = d->format->sums_by_strip ? w->partials + ((s - col0) * d->plan->bucket + r * d->strip)
+                                      : w->partials + r * d->col_block + (s - col0);
     a->y = drive_y_at(d, r, s);
     d->tiles[rows - 1](a);
 }
@@ -353,8 +357,20 @@ static void drive_strips_outer(const struct gr_drive *d, struct gr_tile_args *a,
                                size_t col_end, size_t k0, const struct work *w)
 {
     const int in_place = d->format->x_prepared_bytes == NULL;
-    if (in_place)
+    const char *x0;
+    const float *scale0 = NULL;
+    size_t x_row; /* bytes from one row's activations to the next's */
+    if (in_place) {
         drive_arrange_rows(d, w, 0, d->rows, k0, a->kc, w->x_f, d->rows);
+        x0 = w->x_f;
+        x_row = d->variant->x_bytes;
+        a->x_stride = d->rows;
+    } else {
+        d->format->tile_x(d, a, 0, k0);
+        x0 = a->x;
+        scale0 = a->x_scale;
+        x_row = a->x_stride * d->format->x_prepared_elem;
+    }
     for (size_t s = col0, s_end; s < col_end; s = s_end) {
         s_end = drive_step_end(s, d->strip, col_end);
         a->vl = s_end - s;
@@ -363,13 +379,11 @@ static void drive_strips_outer(const struct gr_drive *d, struct gr_tile_args *a,
         if (d->format->strip_first)
             d->format->strip_first(d, a, w->strip);
         a->bias = d->bias ? d->bias + s : NULL;
-        a->x_stride = d->rows;
         for (size_t r = 0, r_end; r < d->rows; r = r_end) {
             r_end = drive_step_end(r, d->plan->tile_rows, d->rows);
-            if (in_place)
-                a->x = w->x_f + r * d->variant->x_bytes;
-            else
-                d->format->tile_x(d, a, r, k0);
+            a->x = x0 + r * x_row;
+            if (scale0)
+                a->x_scale = scale0 + r * a->x_scale_stride;
             drive_tile(d, a, w, r, r_end - r, s, col0);
         }
         drive_y_after_strip(d, w, col0, s_end);

@@ -21,8 +21,11 @@ struct gr_format_desc {
      * shared scratch, or NULL: the driver reads the caller's BF16 rows and arranges each K
      * block for the variant's tiles (from a copy of them where the blocking says so). With it:
      * the bytes for a bucket of rows, rows [r0, r1) of the row block prepared at `shared`,
-     * and a row tile's activations at row r of the K block at k0 set in the tile's arguments. */
+     * and a row tile's activations at row r of the K block at k0 set in the tile's arguments
+     * (row r's are r x_stride elements of x_prepared_elem bytes, and r x_scale_stride
+     * scales, past row 0's: the driver steps them so). */
     size_t (*x_prepared_bytes)(size_t rows, size_t k);
+    size_t x_prepared_elem;
     void (*prepare_x)(const struct gr_drive *d, void *shared, size_t r0, size_t r1);
     void (*tile_x)(const struct gr_drive *d, struct gr_tile_args *a, size_t r, size_t k0);
     /* Bytes of scratch a strip needs first for its row tiles, and filling it (a->w, a->kc

@@ -62,6 +62,7 @@ const struct gr_format_desc gr_format_q8_0 = {
     .k_unit = GR_Q8_BLOCK,
     .unit_bytes = GR_Q8_PANEL_BLOCK_BYTES,
     .x_prepared_bytes = gr_q8_x_bytes,
+    .x_prepared_elem = sizeof(int8_t),
     .prepare_x = q8_prepare_x,
     .tile_x = q8_tile_x,
     .strip_bytes = q8_strip_bytes,
