@@ -242,13 +242,19 @@ static void drive_finish_rows(const struct gr_drive *d, const struct work *w, si
                               size_t r0, size_t r1, size_t from, size_t to, int with_tail)
 {
     const size_t kept = col0 - w->y.tail_from;
+    const int by_strip = d->format->sums_by_strip;
     for (size_t r = r0; r < r1; r++) {
         for (size_t j = w->y.tail_from; with_tail && j < col0; j++)
             gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
                             w->tail[r * kept + (j - w->y.tail_from)], d->bias, j);
-        for (size_t j = from; j < to; j++)
-            gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
-                            *drive_sum(d, w, col0, r, j), d->bias, j);
+        /* the sums of [from, to) in pieces that lie one after the other: a row a column
+         * block wide, or (by_strip) a strip's part of it */
+        for (size_t j = from, end; j < to; j = end) {
+            end = by_strip ? drive_step_end(j, d->strip - (j - col0) % d->strip, to) : to;
+            const float *sums = drive_sum(d, w, col0, r, j);
+            for (size_t i = j; i < end; i++)
+                gr_store_output(d->y, r * d->ldy + i, d->y_bf16, sums[i - j], d->bias, i);
+        }
     }
 }
 
