@@ -336,13 +336,20 @@ void pa_check_product(struct ggml_tensor *w, const void *bits, int64_t m, const 
     pa_check_product_of(w, bits, m, NULL, where);
 }
 
-bool pa_weight_new(struct weight *w, int64_t n, int64_t k, const char *name)
+/* An [n, k] weight of `type` alone in a GEMM_RVV buffer. */
+static bool weight_of_type(struct weight *w, enum ggml_type type, int64_t n, int64_t k,
+                           const char *name)
 {
     w->ctx = pa_ctx_new(4, 0);
-    w->t = ggml_new_tensor_2d(w->ctx, GGML_TYPE_BF16, k, n);
+    w->t = ggml_new_tensor_2d(w->ctx, type, k, n);
     ggml_set_name(w->t, name);
     w->buf = pa_alloc_in(w->ctx, pa_buft_rvv, true);
     return w->buf != NULL;
+}
+
+bool pa_weight_new(struct weight *w, int64_t n, int64_t k, const char *name)
+{
+    return weight_of_type(w, GGML_TYPE_BF16, n, k, name);
 }
 
 void pa_weight_free(struct weight *w)
@@ -447,11 +454,7 @@ void pa_fill_q8_0(uint8_t *b, size_t blocks, bool special)
 
 bool pa_q8_weight_new(struct weight *w, int64_t n, int64_t k, const char *name)
 {
-    w->ctx = pa_ctx_new(4, 0);
-    w->t = ggml_new_tensor_2d(w->ctx, GGML_TYPE_Q8_0, k, n);
-    ggml_set_name(w->t, name);
-    w->buf = pa_alloc_in(w->ctx, pa_buft_rvv, true);
-    return w->buf != NULL;
+    return weight_of_type(w, GGML_TYPE_Q8_0, n, k, name);
 }
 
 /* Bytes [from, from + size) of t read back equal those of `bytes`. */
