@@ -51,6 +51,12 @@ $(OBJ_DIR)/gen/q8_0_tiles.o: $(GEN_DIR)/q8_0_tiles.c $(GEN_DIR)/gr_contract.h ru
 	@echo "  CC  $< (-fno-schedule-insns)"
 	@$(TARGET_CC) $(KERNEL_CFLAGS) -fno-schedule-insns $(CPPFLAGS) -c $< -o $@
 
+# The attention tiles repeat the runtime's exponential (runtime/attn_exp.h) operation for operation.
+$(OBJ_DIR)/gen/attention_tiles.o: $(GEN_DIR)/attention_tiles.c $(GEN_DIR)/gr_contract.h runtime/attn_exp.h
+	@mkdir -p $(@D)
+	@echo "  CC  $<"
+	@$(TARGET_CC) $(KERNEL_CFLAGS) $(CPPFLAGS) -c $< -o $@
+
 $(OBJ_DIR)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h include/*.h) $(GEN_DIR)/gr_contract.h
 	@mkdir -p $(@D)
 	@echo "  CC  $<"

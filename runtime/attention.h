@@ -7,15 +7,7 @@
 #include <stdint.h>
 
 #include "gemm_rvv.h"
-
-/* Positions whose scores make one step of the online softmax: the running maximum, the
- * rescaling of the sums and the sums themselves change once per block of this many positions
- * (from position 0; the last block may be shorter). */
-#define GR_ATTN_BLOCK 32
-/* Interleaved partial sums of a Q.K dot product: partial j sums the products of d = j, j + 8,
- * j + 16, ... in increasing d; the 8 are added as ((s0 + s4) + (s2 + s6)) + ((s1 + s5) +
- * (s3 + s7)). head_dim is a multiple of it. */
-#define GR_ATTN_PARTIALS 8
+#include "gr_contract.h" /* GR_ATTN_BLOCK, GR_ATTN_PARTIALS */
 
 /* GEMM_RVV_OK, or the status the header gives for the first bad argument. */
 gemm_rvv_status gr_attention_check(const gemm_rvv_attention_args *a);
