@@ -7,5 +7,7 @@
  * tile at most: a pair's score tile keeps 4 partial sums in vector registers at a time. */
 #define ATTN_BLOCK 32
 #define ATTN_PAIRS_MAX 4
+/* Tiles sharing one widened K block at most: their state (D floats a pair) stays in L1/L2. */
+#define ATTN_SHARED_MAX 16
 
 #endif

@@ -113,6 +113,7 @@ static int contract_file(struct text *out, const struct templates *t, int host_t
     tvars_number(&v, "HOST_TILES", host_tiles);
     tvars_number(&v, "ATTN_BLOCK", ATTN_BLOCK);
     tvars_number(&v, "ATTN_PAIRS_MAX", ATTN_PAIRS_MAX);
+    tvars_number(&v, "ATTN_SHARED_MAX", ATTN_SHARED_MAX);
     tvars_text(&v, "BLOCKING_MEMBERS", members.data);
     int rc = expand(out, t->contract, t->contract_path, &v);
     text_free(&members);
@@ -245,7 +246,7 @@ static int attention_tiles_file(struct text *out, const struct templates *t,
     if (o->host_tiles) {
         text_printf(out, " * A host-tiles build: its attention plans run the runtime's scalar "
                          "tiles.\n */\n#include <stddef.h>\n\n#include \"gr_contract.h\"\n\n"
-                         "const struct gr_attn_tiles gr_attn_tiles_base = {{{NULL}}, NULL, "
+                         "const struct gr_attn_tiles gr_attn_tiles_base = {{NULL}, {NULL}, NULL, "
                          "{{NULL}}};\n");
         return 0;
     }

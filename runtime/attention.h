@@ -27,7 +27,21 @@ void gr_attention_prepare(const gemm_rvv_attention_args *a, struct gr_attention 
 /* The slope of query head h's mask term. */
 float gr_attention_slope(const struct gr_attention *at, uint32_t h);
 
-/* out[row, head, :] by the rule, in scalar code. */
-void gr_attention_fallback(const struct gr_attention *at, size_t row, size_t head);
+/* The build's plan for the call's shape and rows (runtime/attention.c), or NULL. */
+const struct gr_attn_plan *gr_attention_plan(const gemm_rvv_attention_args *a);
+
+/* out for checked arguments by `tiles`: `pairs` (query row, head) pairs a tile (1 ..
+ * GR_ATTN_PAIRS_MAX), `shared` tiles a work item (1 .. GR_ATTN_SHARED_MAX; 1 at head dims
+ * above GR_ATTN_KERNEL_HEAD_DIM_MAX). */
+void gr_attention_run(const gemm_rvv_attention_args *a, const struct gr_attn_tiles *tiles,
+                      size_t pairs, size_t shared);
+
+/* The rule in scalar code, as tiles of any pairs (runtime/attention_fallback.c): every call
+ * without a plan, and the plans of a core without V or of a host-tiles build. */
+extern const struct gr_attn_tiles gr_attn_tiles_scalar;
+
+/* Head dims the vector tiles take (their kt scratch lives on the stack); longer ones run the
+ * scalar tiles. */
+#define GR_ATTN_KERNEL_HEAD_DIM_MAX 256
 
 #endif

@@ -1,6 +1,6 @@
-/* The rule of docs/numerics.md, "Attention", for one query row and head, in scalar code:
- * blocks of GR_ATTN_BLOCK positions, each scored, its maximum taken, the sums rescaled once,
- * then its weighted values added in increasing position. */
+/* The rule of docs/numerics.md, "Attention", in scalar code, as tiles for runtime/attention.c's
+ * loop (the contract's struct gr_attn_tiles, for any pairs): a block scored, its maximum taken,
+ * the sums rescaled once, then its weighted values added in increasing position. */
 #include <math.h>
 
 #include "attention.h"
@@ -36,7 +36,7 @@ float gr_attention_slope(const struct gr_attention *at, uint32_t h)
 }
 
 /* Q.K in GR_ATTN_PARTIALS interleaved sums of fmaf from +0, added in the fixed tree. */
-static float dot(const float *q, const uint16_t *k, size_t d, int bf16)
+static float gr_attention_scalar_dot(const float *q, const uint16_t *k, size_t d, int bf16)
 {
     float s[GR_ATTN_PARTIALS] = {0};
     for (size_t i = 0; i < d; i += GR_ATTN_PARTIALS)
@@ -48,63 +48,80 @@ static float dot(const float *q, const uint16_t *k, size_t d, int bf16)
     return s[0];
 }
 
-/* The score before the mask term: the scaled dot product, soft-capped when asked. */
-static float score(const struct gr_attention *at, const float *q, const uint16_t *k)
+/* Each pair's scores, K read here (no kt): the mask term first, and only a live position's K
+ * is read. */
+static void gr_attention_scalar_score(const struct gr_attn_args *a, struct gr_attn_block *b)
 {
-    const gemm_rvv_attention_args *a = at->a;
-    const float x = dot(q, k, (size_t)a->head_dim, a->k_type == GEMM_RVV_BF16) * at->dot_scale;
-    return a->logit_softcap != 0.0f ? a->logit_softcap * gr_tanh_f32(x) : x;
+    const int bf16 = a->k_type == GR_KV_BF16;
+    for (size_t r = 0; r < a->pairs; r++) {
+        b->live[r] = 0;
+        b->max[r] = -INFINITY;
+        for (size_t j = 0; j < a->n; j++) {
+            const float t = a->mask[r] ? a->slope[r] * gr_fp16_to_f32(a->mask[r][j]) : 0.0f;
+            if (t == -INFINITY)
+                continue;
+            b->live[r] |= 1u << j;
+            const float x = gr_attention_scalar_dot(a->q[r], a->k + j * a->k_stride, a->head_dim, bf16) * a->dot_scale;
+            float s = a->softcap != 0.0f ? a->softcap * gr_tanh_f32(x) : x;
+            if (a->mask[r])
+                s = s + t;
+            b->s[r][j] = s;
+            if (s > b->max[r])
+                b->max[r] = s;
+        }
+    }
 }
 
-void gr_attention_fallback(const struct gr_attention *at, size_t row, size_t head)
+static void gr_attention_scalar_weights(const struct gr_attn_args *a, struct gr_attn_block *b)
 {
-    const gemm_rvv_attention_args *a = at->a;
-    const size_t d = (size_t)a->head_dim, g = head / at->group, n_kv = (size_t)a->n_kv;
-    const float *q = a->q + row * (size_t)a->q_row_stride + head * (size_t)a->q_head_stride;
-    const uint16_t *k = a->k + g * (size_t)a->k_head_stride;
-    const uint16_t *v = a->v + g * (size_t)a->v_head_stride;
-    const uint16_t *mask = a->mask ? a->mask + row * (size_t)a->mask_row_stride : NULL;
-    const int v_bf16 = a->v_type == GEMM_RVV_BF16;
-    const float slope = gr_attention_slope(at, (uint32_t)head);
-    float acc[GEMM_RVV_ATTENTION_MAX_HEAD_DIM] = {0};
-    float max = -INFINITY, sum = 0.0f;
-    for (size_t p0 = 0; p0 < n_kv; p0 += GR_ATTN_BLOCK) {
-        const size_t n = n_kv - p0 < GR_ATTN_BLOCK ? n_kv - p0 : GR_ATTN_BLOCK;
-        float s[GR_ATTN_BLOCK];
-        int live[GR_ATTN_BLOCK], any = 0;
-        float block_max = -INFINITY;
-        for (size_t j = 0; j < n; j++) {
-            const size_t p = p0 + j;
-            const float term = mask ? slope * gr_fp16_to_f32(mask[p]) : 0.0f;
-            live[j] = term != -INFINITY;
-            if (!live[j])
+    for (size_t r = 0; r < a->pairs; r++)
+        for (size_t j = 0; j < a->n; j++) {
+            if (!(b->live[r] >> j & 1)) {
+                b->s[r][j] = 0.0f;
                 continue;
-            any = 1;
-            s[j] = score(at, q, k + p * (size_t)a->k_pos_stride);
-            if (mask)
-                s[j] = s[j] + term;
-            if (s[j] > block_max)
-                block_max = s[j];
+            }
+            b->s[r][j] = gr_exp_f32(b->s[r][j] - b->max[r]);
+            b->sum[r] = b->sum[r] + b->s[r][j];
         }
-        if (!any)
-            continue;
-        const float new_max = block_max > max ? block_max : max;
-        const float c = gr_exp_f32(max - new_max);
-        sum = sum * c;
-        for (size_t i = 0; i < d; i++)
-            acc[i] = acc[i] * c;
-        for (size_t j = 0; j < n; j++) {
-            if (!live[j])
-                continue;
-            const float w = gr_exp_f32(s[j] - new_max);
-            const uint16_t *vp = v + (p0 + j) * (size_t)a->v_pos_stride;
-            sum = sum + w;
-            for (size_t i = 0; i < d; i++)
-                acc[i] = fmaf(w, widen(vp[i], v_bf16), acc[i]);
-        }
-        max = new_max;
-    }
-    float *out = a->out + row * (size_t)a->out_row_stride + head * (size_t)a->out_head_stride;
-    for (size_t i = 0; i < d; i++)
-        out[i] = sum == 0.0f ? 0.0f : acc[i] / sum;
 }
+
+static void gr_attention_scalar_pv(const struct gr_attn_args *a, struct gr_attn_block *b, int bf16)
+{
+    for (size_t r = 0; r < a->pairs; r++) {
+        float *acc = b->acc[r];
+        for (size_t i = 0; i < a->head_dim; i++)
+            acc[i] = acc[i] * b->c[r];
+        for (size_t j = 0; j < a->n; j++) {
+            if (!(b->live[r] >> j & 1))
+                continue;
+            const uint16_t *v = a->v + j * a->v_stride;
+            for (size_t i = 0; i < a->head_dim; i++)
+                acc[i] = fmaf(b->s[r][j], widen(v[i], bf16), acc[i]);
+        }
+    }
+}
+
+static void gr_attention_scalar_pv_f16(const struct gr_attn_args *a, struct gr_attn_block *b)
+{
+    gr_attention_scalar_pv(a, b, 0);
+}
+
+static void gr_attention_scalar_pv_bf16(const struct gr_attn_args *a, struct gr_attn_block *b)
+{
+    gr_attention_scalar_pv(a, b, 1);
+}
+
+/* The scalar score tile reads K itself. */
+static void gr_attention_scalar_kt(const struct gr_attn_args *a)
+{
+    (void)a;
+}
+
+#define FOUR(f) {f, f, f, f}
+_Static_assert(GR_ATTN_PAIRS_MAX == 4, "FOUR fills every pair count");
+const struct gr_attn_tiles gr_attn_tiles_scalar = {
+    .kt = {gr_attention_scalar_kt, gr_attention_scalar_kt},
+    .score = FOUR(gr_attention_scalar_score),
+    .weights = gr_attention_scalar_weights,
+    .pv = {FOUR(gr_attention_scalar_pv_f16), FOUR(gr_attention_scalar_pv_bf16)},
+};

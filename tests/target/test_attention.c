@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "attention.h"
 #include "attn_exp.h"
 #include "gemm_rvv.h"
 #include "testdata.h"
@@ -386,6 +387,21 @@ static double check_reference(const gemm_rvv_attention_args *a, const float *out
 
 /* ---- the tests ------------------------------------------------------------------------- */
 
+/* The tiles and pairs a tile test forces on every call below (runtime/attention.c's loop with
+ * them), or NULL: the public call, which takes the build's plan. */
+static const struct gr_attn_tiles *forced_tiles;
+static size_t forced_pairs, forced_shared;
+
+static gemm_rvv_status call(const gemm_rvv_attention_args *a)
+{
+    if (!forced_tiles)
+        return gemm_rvv_attention(a);
+    gemm_rvv_status s = gr_attention_check(a);
+    if (s == GEMM_RVV_OK)
+        gr_attention_run(a, forced_tiles, forced_pairs, forced_shared);
+    return s;
+}
+
 static void assert_same_bits(const float *a, const float *b, size_t count, const char *what)
 {
     if (memcmp(a, b, count * sizeof *a) != 0) {
@@ -404,40 +420,46 @@ static uint64_t run_problem(const struct problem *p, uint64_t seed, uint64_t h, 
     assert_non_null(want);
     memcpy(want, b.out, b.out_count * sizeof *want);
     model(&b.a, want);
-    assert_int_equal(gemm_rvv_attention(&b.a), GEMM_RVV_OK);
+    assert_int_equal(call(&b.a), GEMM_RVV_OK);
     assert_same_bits(b.out, want, b.out_count, "call against the model");
-    *worst = fmax(*worst, check_reference(&b.a, b.out));
+    if (!forced_tiles)
+        *worst = fmax(*worst, check_reference(&b.a, b.out));
     h = digest_add(h, b.out, b.out_count * sizeof *b.out);
     free(want);
     release(&b);
     return h;
 }
 
+#define F16 GEMM_RVV_F16
+#define BF16 GEMM_RVV_BF16
+/* n_q, n_kv, d, hq, hkv, k, v, mask, scale, max_bias, softcap, q range, head-major */
+static const struct problem problems[] = {
+    {1, 1, 64, 1, 1, F16, F16, MASK_NONE, 0.125f, 0, 0, 2, 0},
+    {1, 2, 128, 2, 1, BF16, BF16, MASK_NONE, 0.0884f, 0, 0, 2, 1},
+    {2, 31, 64, 3, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 2, 0},
+    {2, 32, 128, 8, 1, BF16, F16, MASK_CAUSAL, 0.0884f, 0, 0, 2, 0},
+    {3, 33, 64, 4, 2, F16, BF16, MASK_EMPTY_ROW, 0.125f, 0, 0, 2, 1},
+    {2, 33, 128, 6, 2, F16, F16, MASK_NONE, 1.0f, 0, 0, 2, 0},
+    {2, 1000, 64, 2, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 4, 0},
+    {1, 1000, 128, 3, 1, BF16, BF16, MASK_NONE, 0.5f, 0, 0, 2, 1},
+    {1, 1000, 128, 8, 1, F16, F16, MASK_ALIBI, 0.0884f, 8, 0, 2, 0},
+    {2, 200, 64, 12, 4, BF16, BF16, MASK_ALIBI, 0.125f, 8, 0, 2, 0},
+    {2, 100, 128, 4, 2, F16, F16, MASK_CAUSAL, 1.0f, 0, 30, 3, 0},
+    {1, 300, 64, 2, 2, BF16, BF16, MASK_NONE, 1.0f, 0, 50, 3, 1},
+    {1, 3000, 64, 2, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 2, 0},
+    {1, 3000, 128, 1, 1, BF16, BF16, MASK_ALIBI, 0.0884f, 8, 0, 2, 0},
+    {1, 4500, 128, 3, 1, F16, F16, MASK_NONE, 0.3f, 0, 20, 2, 0},
+};
+#undef F16
+#undef BF16
+#define PROBLEMS (sizeof problems / sizeof problems[0])
+
 static void test_shapes(void **state)
 {
     (void)state;
-    const gemm_rvv_type F16 = GEMM_RVV_F16, BF16 = GEMM_RVV_BF16;
-    /* n_q, n_kv, d, hq, hkv, k, v, mask, scale, max_bias, softcap, q range, head-major */
-    const struct problem problems[] = {
-        {1, 1, 64, 1, 1, F16, F16, MASK_NONE, 0.125f, 0, 0, 2, 0},
-        {1, 2, 128, 2, 1, BF16, BF16, MASK_NONE, 0.0884f, 0, 0, 2, 1},
-        {2, 31, 64, 3, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 2, 0},
-        {2, 32, 128, 8, 1, BF16, F16, MASK_CAUSAL, 0.0884f, 0, 0, 2, 0},
-        {3, 33, 64, 4, 2, F16, BF16, MASK_EMPTY_ROW, 0.125f, 0, 0, 2, 1},
-        {2, 33, 128, 6, 2, F16, F16, MASK_NONE, 1.0f, 0, 0, 2, 0},
-        {2, 1000, 64, 2, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 4, 0},
-        {1, 1000, 128, 3, 1, BF16, BF16, MASK_NONE, 0.5f, 0, 0, 2, 1},
-        {1, 1000, 128, 8, 1, F16, F16, MASK_ALIBI, 0.0884f, 8, 0, 2, 0},
-        {2, 200, 64, 12, 4, BF16, BF16, MASK_ALIBI, 0.125f, 8, 0, 2, 0},
-        {2, 100, 128, 4, 2, F16, F16, MASK_CAUSAL, 1.0f, 0, 30, 3, 0},
-        {1, 300, 64, 2, 2, BF16, BF16, MASK_NONE, 1.0f, 0, 50, 3, 1},
-        {1, 3000, 64, 2, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 2, 0},
-        {1, 3000, 128, 1, 1, BF16, BF16, MASK_ALIBI, 0.0884f, 8, 0, 2, 0},
-        {1, 4500, 128, 3, 1, F16, F16, MASK_NONE, 0.3f, 0, 20, 2, 0},
-    };
     uint64_t h = DIGEST_INIT;
     double worst = 0;
-    for (size_t i = 0; i < sizeof problems / sizeof problems[0]; i++)
+    for (size_t i = 0; i < PROBLEMS; i++)
         h = run_problem(&problems[i], i + 1, h, &worst);
     printf("largest error against the FP64 reference: %.3f of the bound\n", worst);
     digest_print("attention outputs", h);
@@ -472,7 +494,7 @@ static void test_threads(void **state)
 static void outputs_of(struct buffers *b, size_t i, size_t h, float *o)
 {
     memset(b->out, 0x7f, b->out_count * sizeof *b->out);
-    assert_int_equal(gemm_rvv_attention(&b->a), GEMM_RVV_OK);
+    assert_int_equal(call(&b->a), GEMM_RVV_OK);
     float *want = malloc(b->out_count * sizeof *want);
     assert_non_null(want);
     memcpy(want, b->out, b->out_count * sizeof *want);
@@ -482,9 +504,8 @@ static void outputs_of(struct buffers *b, size_t i, size_t h, float *o)
     memcpy(o, out_at(&b->a, b->out, i, h), (size_t)b->a.head_dim * sizeof *o);
 }
 
-static void test_special_values(void **state)
+static void special_values(int print)
 {
-    (void)state;
     const struct problem p = {2, 40, 64, 2, 1, GEMM_RVV_F16, GEMM_RVV_BF16, MASK_CAUSAL, 0.125f,
                               0, 0, 2, 0};
     float o[64];
@@ -549,7 +570,65 @@ static void test_special_values(void **state)
     for (int d = 0; d < 64; d++)
         assert_true(o[d] == 0 && !signbit(o[d]));
     release(&b);
-    digest_print("attention special values", digest);
+    if (print)
+        digest_print("attention special values", digest);
+}
+
+static void test_special_values(void **state)
+{
+    (void)state;
+    special_values(1);
+}
+
+/* The tiles a configuration of the tile test runs: the scalar ones, and the build's vector
+ * ones where the core has V. */
+static size_t tile_sets(const struct gr_attn_tiles *sets[2])
+{
+    size_t n = 0;
+    sets[n++] = &gr_attn_tiles_scalar;
+    if (gr_attn_tiles_base.weights && gemm_rvv_kernels_active())
+        sets[n++] = &gr_attn_tiles_base;
+    return n;
+}
+
+/* Every pair count of every tile set through runtime/attention.c's loop, whatever plans the
+ * build has: the problems above and the special values, bit for bit the model's. */
+static void test_tiles(void **state)
+{
+    (void)state;
+    const struct gr_attn_tiles *sets[2];
+    const size_t n_sets = tile_sets(sets);
+    for (size_t i = 0; i < PROBLEMS; i++) {
+        struct buffers b;
+        make(&problems[i], i + 1, &b);
+        float *want = malloc(b.out_count * sizeof *want);
+        assert_non_null(want);
+        memcpy(want, b.out, b.out_count * sizeof *want);
+        model(&b.a, want);
+        for (size_t t = 0; t < n_sets; t++) {
+            if (sets[t] == &gr_attn_tiles_base && problems[i].d > GR_ATTN_KERNEL_HEAD_DIM_MAX)
+                continue;
+            for (size_t pairs = 1; pairs <= GR_ATTN_PAIRS_MAX; pairs++) {
+                const size_t shared = 1 + (pairs + i) % 3; /* 1, 2 or 3 tiles an item */
+                memset(b.out, 0x7f, b.out_count * sizeof *b.out);
+                gr_attention_run(&b.a, sets[t], pairs, shared);
+                char what[80];
+                snprintf(what, sizeof what, "problem %zu, %s tiles, %zu pair(s), %zu shared", i,
+                         sets[t] == &gr_attn_tiles_base ? "vector" : "scalar", pairs, shared);
+                assert_same_bits(b.out, want, b.out_count, what);
+            }
+        }
+        free(want);
+        release(&b);
+    }
+    for (size_t t = 0; t < n_sets; t++)
+        for (size_t pairs = 1; pairs <= GR_ATTN_PAIRS_MAX; pairs++) {
+            forced_tiles = sets[t];
+            forced_pairs = pairs;
+            forced_shared = pairs % 2 + 1;
+            special_values(0);
+        }
+    forced_tiles = NULL;
 }
 
 /* Every bad argument: its status, and not one byte of the output written. */
@@ -633,6 +712,38 @@ static void test_bad_arguments(void **state)
     release(&b);
 }
 
+/* Every F16 and BF16 bit pattern as V of a one-position cache (so each output is V's element
+ * times 1, plus 0): each tile set gives the exact value (-0 as +0), Inf as Inf, NaN as NaN. */
+static void test_widening(void **state)
+{
+    (void)state;
+    enum { D = 256 };
+    const struct gr_attn_tiles *sets[2];
+    const size_t n_sets = tile_sets(sets);
+    float q[D] = {0}, out[D];
+    uint16_t k[D] = {0}, v[D];
+    for (int type = 0; type < 2; type++) {
+        const gemm_rvv_type t = type ? GEMM_RVV_BF16 : GEMM_RVV_F16;
+        const gemm_rvv_attention_args a = {
+            .n_q = 1, .n_kv = 1, .head_dim = D, .q_heads = 1, .kv_heads = 1, .q = q, .k = k,
+            .k_type = t, .v = v, .v_type = t, .scale = 1.0f, .out = out};
+        for (uint32_t first = 0; first < 0x10000; first += D) {
+            for (int d = 0; d < D; d++)
+                v[d] = (uint16_t)(first + (uint32_t)d);
+            for (size_t set = 0; set < n_sets; set++) {
+                gr_attention_run(&a, sets[set], 1, 1);
+                for (int d = 0; d < D; d++) {
+                    const double want = cache_value(v[d], t);
+                    if (isnan(want) ? !isnan(out[d]) : (double)out[d] != want)
+                        fail_msg("%s %s tiles: V 0x%04x gave %a, not %a", type ? "BF16" : "F16",
+                                 sets[set] == &gr_attn_tiles_base ? "vector" : "scalar", v[d],
+                                 (double)out[d], want);
+                }
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -640,6 +751,8 @@ int main(void)
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_special_values),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_widening),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
