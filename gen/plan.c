@@ -116,6 +116,10 @@ int plan_build(const struct shapes *s, const struct gate *g, const struct bucket
         if (p.rows[i].tile.rows > *most)
             *most = p.rows[i].tile.rows;
     }
+    if (attn_plan_build(s, &p.attn) != 0) {
+        plan_free(&p);
+        return -1;
+    }
     for (size_t i = 0; i < p.count; i++) {
         struct plan_entry *e = &p.entries[i];
         if (e->decision.verdict != VERDICT_KERNEL)
@@ -135,6 +139,7 @@ void plan_free(struct plan *p)
 {
     free(p->entries);
     free(p->rows);
+    attn_plan_free(&p->attn);
     p->entries = NULL;
     p->rows = NULL;
     p->count = p->row_count = p->fallback_count = 0;

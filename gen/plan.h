@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "attn_plan.h"
 #include "blocking.h"
 #include "gate.h"
 #include "plan_fields.h"
@@ -48,6 +49,7 @@ struct plan {
      * (Q8_0 plans have tiles of their own, gr_q8_0_tiles). */
     unsigned tile_rows_by_lmul[9];
     struct target target;
+    struct attn_plan attn;      /* the attention entries' plans (gen/attn_plan.h) */
 };
 
 /* Returns 0, or -1 when memory ran out (nothing is left allocated). */
