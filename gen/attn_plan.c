@@ -1,4 +1,5 @@
 #include "attn_plan.h"
+#include "plan.h" /* sort_unique_rows */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +23,19 @@ static int row_cmp(const void *pa, const void *pb)
     return 0;
 }
 
+void attn_types_text(char *buf, size_t size, const char *const words[KV_TYPE_COUNT],
+                     enum kv_type k, enum kv_type v, const char *same, const char *apart)
+{
+    if (k == v)
+        snprintf(buf, size, same, words[k]);
+    else
+        snprintf(buf, size, apart, words[k], words[v]);
+}
+
 static void row_fill(struct attn_row *r)
 {
     char types[16];
-    if (r->k_type == r->v_type)
-        snprintf(types, sizeof types, "%s", kv_type_words[r->k_type]);
-    else
-        snprintf(types, sizeof types, "k%s_v%s", kv_type_words[r->k_type],
-                 kv_type_words[r->v_type]);
+    attn_types_text(types, sizeof types, kv_type_words, r->k_type, r->v_type, "%s", "k%s_v%s");
     snprintf(r->name, sizeof r->name, "attn_%s_d%llu_h%llu_kv%llu_q%llu", types,
              (unsigned long long)r->head_dim, (unsigned long long)r->q_heads,
              (unsigned long long)r->kv_heads, (unsigned long long)r->n_q);
@@ -83,12 +89,7 @@ int attn_plan_build(const struct shapes *s, struct attn_plan *out)
                 .k_type = a->k_type, .v_type = a->v_type, .n_q = a->n_q[j]};
         }
     }
-    qsort(p.rows, p.row_count, sizeof *p.rows, row_cmp);
-    size_t unique = 0;
-    for (size_t i = 0; i < p.row_count; i++)
-        if (unique == 0 || row_cmp(&p.rows[unique - 1], &p.rows[i]) != 0)
-            p.rows[unique++] = p.rows[i];
-    p.row_count = unique;
+    p.row_count = sort_unique_rows(p.rows, p.row_count, sizeof *p.rows, row_cmp);
     for (size_t i = 0; i < p.row_count; i++)
         row_fill(&p.rows[i]);
     for (size_t i = 0; i < p.count; i++) {

@@ -50,6 +50,11 @@ struct attn_plan {
 int attn_plan_build(const struct shapes *s, struct attn_plan *out);
 void attn_plan_free(struct attn_plan *p);
 
+/* The K and V caches' types in words (`words`: kv_type_words or others): `same` (one %s) when
+ * they are one type, else `apart` (two). */
+void attn_types_text(char *buf, size_t size, const char *const words[KV_TYPE_COUNT],
+                     enum kv_type k, enum kv_type v, const char *same, const char *apart);
+
 /* The pairs of a tile for calls of up to n_q rows of a KV head serving `group` query heads:
  * every pair of such a call, ATTN_PAIRS_MAX at most. Decoding (n_q = 1): the group's heads,
  * which share each K and V block read; prompts: ATTN_PAIRS_MAX, rows then heads. */

@@ -411,11 +411,8 @@ static void attn_registry(struct text *out, const struct shapes *s, const struct
     for (size_t i = 0; i < a->row_count; i++) {
         const struct attn_row *r = &a->rows[i];
         char caches[32];
-        if (r->k_type == r->v_type)
-            snprintf(caches, sizeof caches, "%s K and V", kv_type_names[r->k_type]);
-        else
-            snprintf(caches, sizeof caches, "%s K and %s V", kv_type_names[r->k_type],
-                     kv_type_names[r->v_type]);
+        attn_types_text(caches, sizeof caches, kv_type_names, r->k_type, r->v_type, "%s K and V",
+                        "%s K and %s V");
         text_printf(out, "\n/* %s: head_dim %llu, %llu query heads on %llu KV heads,\n"
                          " * %s caches, calls of up to %llu query row%s.\n"
                          " * Serves (attention n_q):",

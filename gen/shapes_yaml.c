@@ -467,19 +467,31 @@ static void read_layer(struct reader *r, yaml_node_t *node)
     add_layer(r, &l);
 }
 
-static void read_layers(struct reader *r, yaml_node_t *node)
+/* A non-empty list (`what`: "layers", of `items`, each one `item`), each item read by
+ * read_item until memory runs out. Returns 0, or -1 after reporting a list that is not one. */
+static int read_list(struct reader *r, yaml_node_t *node, const char *what, const char *item,
+                     const char *items, void (*read_item)(struct reader *, yaml_node_t *))
 {
     if (node->type != YAML_SEQUENCE_NODE) {
-        expected(r, node, "layers", "a list of layers");
-        return;
+        char wanted[64];
+        snprintf(wanted, sizeof wanted, "a list of %s", items);
+        expected(r, node, what, wanted);
+        return -1;
     }
     yaml_node_item_t *it = node->data.sequence.items.start;
     if (it == node->data.sequence.items.top) {
-        diag_error(r->d, line_of(node), col_of(node), "layers must list at least one layer");
-        return;
+        diag_error(r->d, line_of(node), col_of(node), "%s must list at least one %s", what, item);
+        return -1;
     }
     for (; it < node->data.sequence.items.top && !r->out_of_memory; it++)
-        read_layer(r, yaml_document_get_node(r->doc, *it));
+        read_item(r, yaml_document_get_node(r->doc, *it));
+    return 0;
+}
+
+static void read_layers(struct reader *r, yaml_node_t *node)
+{
+    if (read_list(r, node, "layers", "layer", "layers", read_layer) != 0)
+        return;
     /* Merged layers hold their M values in file order, repeats included. */
     for (size_t i = 0; i < r->s->count; i++)
         r->s->layers[i].m_count = sort_unique(r->s->layers[i].m, r->s->layers[i].m_count);
@@ -643,18 +655,8 @@ static void check_attention_names(struct reader *r)
 
 static void read_attention(struct reader *r, yaml_node_t *node)
 {
-    if (node->type != YAML_SEQUENCE_NODE) {
-        expected(r, node, "attention", "a list of attention entries");
-        return;
-    }
-    yaml_node_item_t *it = node->data.sequence.items.start;
-    if (it == node->data.sequence.items.top) {
-        diag_error(r->d, line_of(node), col_of(node), "attention must list at least one entry");
-        return;
-    }
-    for (; it < node->data.sequence.items.top && !r->out_of_memory; it++)
-        read_attention_entry(r, yaml_document_get_node(r->doc, *it));
-    if (!r->out_of_memory)
+    if (read_list(r, node, "attention", "entry", "attention entries", read_attention_entry) == 0 &&
+        !r->out_of_memory)
         check_attention_names(r);
 }
 
