@@ -139,7 +139,7 @@ LIB_MAKE = $(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)
 
 lib: $(GEN_DIR)/manifest.json $(BUILD)/probe.ok
 	+@$(LIB_MAKE) GEN_DIR=$(GEN_DIR) OBJ_DIR=$(BUILD)/obj LIB=$(LIB)
-	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) plans, $$(grep -c '"format": "q8_0"' $(GEN_DIR)/manifest.json) of them Q8_0, from $$($(MANIFEST_SOURCE)))"
+	@echo "built $(LIB) ($$(grep -c '"file"' $(GEN_DIR)/manifest.json) plans, $$(grep -c '"format": "q8_0"' $(GEN_DIR)/manifest.json) of them Q8_0, $$(grep -c '"pairs"' $(GEN_DIR)/manifest.json) attention plans, from $$($(MANIFEST_SOURCE)))"
 
 # ---- tests ---------------------------------------------------------------------------------
 # Host: the generator's parts, built again with ASan and UBSan in a folder of their own (the

@@ -7,7 +7,6 @@
 #include "manifest.h"
 #include "out_dir.h"
 #include "plan_fields.h"
-#include "attn_plan.h"
 #include "template.h"
 #include "variants.h"
 #include "gemm_rvv_version.h"
@@ -309,6 +308,21 @@ static void blocking_field(struct text *out, const char *field,
     text_printf(out, "    },\n");
 }
 
+/* One " NAME SIZE," of a comment's list of what a plan serves, on a new comment line when the
+ * line (now `*col` long) would pass 96 columns. */
+static void serves_item(struct text *out, size_t *col, const char *name, uint64_t size,
+                        const char *end)
+{
+    char item[200];
+    int n = snprintf(item, sizeof item, " %s %llu%s", name, (unsigned long long)size, end);
+    if (*col + (size_t)n > 96) {
+        text_printf(out, "\n *");
+        *col = 2;
+    }
+    text_printf(out, "%s", item);
+    *col += (size_t)n;
+}
+
 static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                       const struct shapes *s, const struct plan *p, const struct emit_options *o)
 {
@@ -335,17 +349,8 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
     size_t col = 20, users = r->users;
     for (size_t i = 0; i < p->count; i++) {
         const struct plan_entry *e = &p->entries[i];
-        if (e->row != index)
-            continue;
-        char item[200];
-        int n = snprintf(item, sizeof item, " %s %llu%s", s->layers[e->layer].name,
-                         (unsigned long long)e->m, --users ? "," : ".");
-        if (col + (size_t)n > 96) {
-            text_printf(out, "\n *");
-            col = 2;
-        }
-        text_printf(out, "%s", item);
-        col += (size_t)n;
+        if (e->row == index)
+            serves_item(out, &col, s->layers[e->layer].name, e->m, --users ? "," : ".");
     }
     text_printf(out, "\n * Why a kernel: the gate N >= %llu, K >= %llu, M <= %llu, M*N*K >= %llu "
                      "(larger M\n * runs in row blocks).\n *\n",
@@ -399,19 +404,66 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
 
 /* ---- the registry ------------------------------------------------------------------------- */
 
-/* The attention plans of the build, sorted as the contract says. */
-static void attn_registry(struct text *out)
+/* The attention plans of the build, sorted as the contract says, each with a comment saying
+ * what it serves and why; then the entries left to the fallback, with the reason. */
+static void attn_registry(struct text *out, const struct shapes *s, const struct attn_plan *a)
 {
-    text_printf(out, "\n/* No attention plan: every attention call runs the scalar fallback. */\n"
-                     "const struct gr_attn_plan *const gr_attn_registry[1] = {NULL};\n"
-                     "const size_t gr_attn_registry_count = 0;\n");
+    static const char *const kv_type_names[KV_TYPE_COUNT] = {"F16", "BF16"};
+    for (size_t i = 0; i < a->row_count; i++) {
+        const struct attn_row *r = &a->rows[i];
+        char caches[32];
+        attn_types_text(caches, sizeof caches, kv_type_names, r->k_type, r->v_type, "%s K and V",
+                        "%s K and %s V");
+        text_printf(out, "\n/* %s: head_dim %llu, %llu query heads on %llu KV heads,\n"
+                         " * %s caches, calls of up to %llu query row%s.\n"
+                         " * Serves (attention n_q):",
+                    r->name, (unsigned long long)r->head_dim, (unsigned long long)r->q_heads,
+                    (unsigned long long)r->kv_heads, caches, (unsigned long long)r->n_q,
+                    r->n_q > 1 ? "s" : "");
+        size_t col = 26, users = r->users;
+        for (size_t j = 0; j < a->count; j++)
+            if (a->entries[j].row == r)
+                serves_item(out, &col, s->attention[a->entries[j].attention].name,
+                            a->entries[j].n_q, --users ? "," : ".");
+        text_printf(out, "\n * Why a kernel: head_dim %llu <= %d, the widest the score tile's "
+                         "scratch takes.\n * %s. */\n"
+                         "static const struct gr_attn_plan gr_attn_plan_%s = {\n"
+                         "    .name = \"%s\",\n    .head_dim = %llu,\n    .q_heads = %llu,\n"
+                         "    .kv_heads = %llu,\n    .k_type = %s,\n    .v_type = %s,\n"
+                         "    .n_q = %llu,\n    .pairs = %u,\n    .shared = %u,\n};\n",
+                    (unsigned long long)r->head_dim, ATTN_HEAD_DIM_PLANNED, r->why, r->name,
+                    r->name, (unsigned long long)r->head_dim, (unsigned long long)r->q_heads,
+                    (unsigned long long)r->kv_heads, kv_type_constants[r->k_type],
+                    kv_type_constants[r->v_type], (unsigned long long)r->n_q, r->pairs,
+                    r->shared);
+    }
+    for (size_t j = 0; j < a->count; j++)
+        if (!a->entries[j].row)
+            text_printf(out, "\n/* attention %s, n_q %llu: the scalar fallback, for\n * %s. */\n",
+                        s->attention[a->entries[j].attention].name,
+                        (unsigned long long)a->entries[j].n_q, a->entries[j].reason);
+    if (a->row_count == 0) {
+        text_printf(out, "\n/* No attention plan: every attention call runs the scalar "
+                         "fallback. */\n"
+                         "const struct gr_attn_plan *const gr_attn_registry[1] = {NULL};\n"
+                         "const size_t gr_attn_registry_count = 0;\n");
+        return;
+    }
+    text_printf(out, "\nconst struct gr_attn_plan *const gr_attn_registry[] = {\n");
+    for (size_t i = 0; i < a->row_count; i++)
+        text_printf(out, "    &gr_attn_plan_%s,\n", a->rows[i].name);
+    text_printf(out, "};\n\nconst size_t gr_attn_registry_count = sizeof gr_attn_registry / "
+                     "sizeof gr_attn_registry[0];\n");
 }
 
-static void registry_file(struct text *out, const struct plan *p, const struct emit_options *o)
+static void registry_file(struct text *out, const struct shapes *s, const struct plan *p,
+                          const struct emit_options *o)
 {
     text_printf(out, "/* Generated by gemm-rvv-gen %s from %s. Do not edit.\n *\n"
                      " * The plans of this build, sorted by (N, K, format, bucket) so the runtime "
-                     "can search them. */\n#include \"gr_contract.h\"\n\n",
+                     "can search them,\n * then the attention plans, sorted by (head_dim, "
+                     "q_heads, kv_heads, k_type, v_type, n_q). */\n"
+                     "#include \"gr_contract.h\"\n\n",
                 GEMM_RVV_VERSION_STRING, o->shapes_path);
     for (size_t i = 0; i < p->row_count; i++)
         text_printf(out, "extern const struct gr_plan gr_plan_%s;\n", p->rows[i].name);
@@ -427,7 +479,7 @@ static void registry_file(struct text *out, const struct plan *p, const struct e
         text_printf(out, "};\n\nconst size_t gr_registry_count = sizeof gr_registry / "
                          "sizeof gr_registry[0];\n");
     }
-    attn_registry(out);
+    attn_registry(out, s, &p->attn);
 }
 
 /* Reads templates_dir/rel into *text (path named in *path); 0, or -1 after saying why. */
@@ -552,7 +604,7 @@ int emit_plan(const struct shapes *s, const struct plan *p, const struct emit_op
             goto fail;
     }
     t.len = 0;
-    registry_file(&t, p, o);
+    registry_file(&t, s, p, o);
     if (write_whole(&dir, "registry.c", &t) != 0)
         goto fail;
     t.len = 0;

@@ -22,23 +22,33 @@ static void explain_blockings(FILE *out, const char *name, const char *tile, uin
     fprintf(out, "\n");
 }
 
-void print_explain(FILE *out, const struct shapes *s, const struct plan *p)
+/* One row per (attention entry, n_q): its verdict, plan and how its tiles take the pairs, or
+ * why the fallback; nothing for a file without attention entries. */
+static void explain_attention(FILE *out, const struct shapes *s, const struct attn_plan *a)
 {
-    int w = 5;
-    for (size_t i = 0; i < s->count; i++)
-        if ((int)strlen(s->layers[i].name) > w)
-            w = (int)strlen(s->layers[i].name);
-    fprintf(out, "%-*s %6s %7s %7s %-7s  %-8s  %-34s  %s\n", w, "layer", "M", "N", "K",
-            "weights", "verdict", "plan", "reason");
-    for (size_t i = 0; i < p->count; i++) {
-        const struct plan_entry *e = &p->entries[i];
-        const struct layer *l = &s->layers[e->layer];
-        int kernel = e->row != NO_PLAN;
-        fprintf(out, "%-*s %6llu %7llu %7llu %-7s  %-8s  %-34s  %s\n", w, l->name,
-                (unsigned long long)e->m, (unsigned long long)l->n, (unsigned long long)l->k,
-                weight_format_words[l->format], kernel ? "kernel" : "fallback",
-                kernel ? p->rows[e->row].name : "-", e->decision.reason);
+    if (a->count == 0)
+        return;
+    int w = 9;
+    for (size_t i = 0; i < s->attention_count; i++)
+        if ((int)strlen(s->attention[i].name) > w)
+            w = (int)strlen(s->attention[i].name);
+    fprintf(out, "\n%-*s %6s %8s %7s %8s %-4s %-4s  %-8s  %-34s  %s\n", w, "attention", "n_q",
+            "head_dim", "q_heads", "kv_heads", "k", "v", "verdict", "plan", "reason");
+    for (size_t i = 0; i < a->count; i++) {
+        const struct attn_entry *e = &a->entries[i];
+        const struct attention *at = &s->attention[e->attention];
+        fprintf(out, "%-*s %6llu %8llu %7llu %8llu %-4s %-4s  %-8s  %-34s  %s\n", w, at->name,
+                (unsigned long long)e->n_q, (unsigned long long)at->head_dim,
+                (unsigned long long)at->q_heads, (unsigned long long)at->kv_heads,
+                kv_type_words[at->k_type], kv_type_words[at->v_type],
+                e->row ? "kernel" : "fallback", e->row ? e->row->name : "-",
+                e->row ? e->row->why : e->reason);
     }
+}
+
+/* The plans table: each plan's tile and both blockings. */
+static void explain_plans(FILE *out, const struct plan *p)
+{
     if (p->row_count == 0)
         return;
     const struct target *t = &p->target;
@@ -59,4 +69,25 @@ void print_explain(FILE *out, const struct shapes *s, const struct plan *p)
         if (r->plain_weights && !blockings_same(r->plain, r->blocking))
             explain_blockings(out, "  plain [N, K] weights", "", r->n, r->k, r->plain);
     }
+}
+
+void print_explain(FILE *out, const struct shapes *s, const struct plan *p)
+{
+    int w = 5;
+    for (size_t i = 0; i < s->count; i++)
+        if ((int)strlen(s->layers[i].name) > w)
+            w = (int)strlen(s->layers[i].name);
+    fprintf(out, "%-*s %6s %7s %7s %-7s  %-8s  %-34s  %s\n", w, "layer", "M", "N", "K",
+            "weights", "verdict", "plan", "reason");
+    for (size_t i = 0; i < p->count; i++) {
+        const struct plan_entry *e = &p->entries[i];
+        const struct layer *l = &s->layers[e->layer];
+        int kernel = e->row != NO_PLAN;
+        fprintf(out, "%-*s %6llu %7llu %7llu %-7s  %-8s  %-34s  %s\n", w, l->name,
+                (unsigned long long)e->m, (unsigned long long)l->n, (unsigned long long)l->k,
+                weight_format_words[l->format], kernel ? "kernel" : "fallback",
+                kernel ? p->rows[e->row].name : "-", e->decision.reason);
+    }
+    explain_plans(out, p);
+    explain_attention(out, s, &p->attn);
 }

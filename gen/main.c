@@ -195,10 +195,16 @@ int main(int argc, char **argv)
         struct emit_options o = {path, templates, out_dir, &g, &b, host_tiles};
         rc = emit_plan(&s, &p, &o) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
     }
-    if (rc == EXIT_OK)
+    if (rc == EXIT_OK) {
+        char attention[160] = ""; /* said only for a file with attention entries */
+        if (p.attn.count)
+            snprintf(attention, sizeof attention, "; attention: %zu shapes, %zu plans, %zu "
+                     "left to the fallback", p.attn.count, p.attn.row_count,
+                     p.attn.fallback_count);
         printf("gemm-rvv-gen: %s: %zu shapes read, %zu plans, %zu shapes left to the "
-               "fallback%s%s\n", path, p.count, p.row_count, p.fallback_count,
+               "fallback%s%s%s\n", path, p.count, p.row_count, p.fallback_count, attention,
                check ? "" : " -> ", check ? "" : out_dir);
+    }
     plan_free(&p);
     shapes_free(&s);
     return rc;

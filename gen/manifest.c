@@ -30,6 +30,52 @@ static void json_blocking(struct text *out, const struct blocking *b)
                 b->dram_bytes / b->min_bytes, b->vwork_per_mac);
 }
 
+/* One `"head_dim": 128, ..., "v": "f16"` run of an attention shape's fields. */
+static void json_attention_shape(struct text *out, uint64_t head_dim, uint64_t q_heads,
+                                 uint64_t kv_heads, enum kv_type k, enum kv_type v)
+{
+    text_printf(out, "\"head_dim\": %llu, \"q_heads\": %llu, \"kv_heads\": %llu, \"k\": "
+                     "\"%s\", \"v\": \"%s\"",
+                (unsigned long long)head_dim, (unsigned long long)q_heads,
+                (unsigned long long)kv_heads, kv_type_words[k], kv_type_words[v]);
+}
+
+/* "attention": one item per (attention entry, n_q) with its verdict; "attention_plans": one
+ * per plan with its pairs, shared tiles and why. */
+static void manifest_attention(struct text *out, const struct shapes *s,
+                               const struct attn_plan *a)
+{
+    text_printf(out, "  \"attention\": [");
+    for (size_t i = 0; i < a->count; i++) {
+        const struct attn_entry *e = &a->entries[i];
+        const struct attention *at = &s->attention[e->attention];
+        text_printf(out, "%s\n    {\"name\": ", i ? "," : "");
+        json_string(out, at->name);
+        text_printf(out, ", \"n_q\": %llu, ", (unsigned long long)e->n_q);
+        json_attention_shape(out, at->head_dim, at->q_heads, at->kv_heads, at->k_type,
+                             at->v_type);
+        if (e->row) {
+            text_printf(out, ", \"verdict\": \"kernel\", \"plan\": \"%s\", \"reason\": null}",
+                        e->row->name);
+        } else {
+            text_printf(out, ", \"verdict\": \"fallback\", \"plan\": null, \"reason\": ");
+            json_string(out, e->reason);
+            text_printf(out, "}");
+        }
+    }
+    text_printf(out, "%s],\n  \"attention_plans\": [", a->count ? "\n  " : "");
+    for (size_t i = 0; i < a->row_count; i++) {
+        const struct attn_row *r = &a->rows[i];
+        text_printf(out, "%s\n    {\"name\": \"%s\", ", i ? "," : "", r->name);
+        json_attention_shape(out, r->head_dim, r->q_heads, r->kv_heads, r->k_type, r->v_type);
+        text_printf(out, ", \"n_q\": %llu, \"pairs\": %u, \"shared\": %u, \"why\": ",
+                    (unsigned long long)r->n_q, r->pairs, r->shared);
+        json_string(out, r->why);
+        text_printf(out, "}");
+    }
+    text_printf(out, "%s]\n", a->row_count ? "\n  " : "");
+}
+
 void manifest_write(struct text *out, const struct shapes *s, const struct plan *p,
                     const char *source, const struct gate *g, const struct buckets *b)
 {
@@ -96,5 +142,7 @@ void manifest_write(struct text *out, const struct shapes *s, const struct plan 
         }
         text_printf(out, "}");
     }
-    text_printf(out, "\n  ]\n}\n");
+    text_printf(out, "\n  ],\n");
+    manifest_attention(out, s, &p->attn);
+    text_printf(out, "}\n");
 }

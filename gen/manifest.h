@@ -1,5 +1,6 @@
 /* The build's manifest.json: the gate, the buckets, the target, every (layer, M) with its
- * verdict, and every plan with its four blockings (gen/plan_fields.h's fields). */
+ * verdict, every plan with its four blockings (gen/plan_fields.h's fields), every (attention
+ * entry, n_q) with its verdict and every attention plan with its pairs. */
 #ifndef GEN_MANIFEST_H
 #define GEN_MANIFEST_H
 

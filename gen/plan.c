@@ -17,6 +17,18 @@ unsigned q8_0_tile_rows(unsigned bucket)
     return bucket == 1 ? 1 : 2;
 }
 
+size_t sort_unique_rows(void *rows, size_t count, size_t size,
+                        int (*cmp)(const void *, const void *))
+{
+    char *r = rows;
+    qsort(r, count, size, cmp);
+    size_t unique = 0;
+    for (size_t i = 0; i < count; i++)
+        if (unique == 0 || cmp(r + (unique - 1) * size, r + i * size) != 0)
+            memmove(r + unique++ * size, r + i * size, size);
+    return unique;
+}
+
 static int row_cmp(const void *pa, const void *pb)
 {
     const struct plan_row *a = pa, *b = pb;
@@ -101,12 +113,7 @@ int plan_build(const struct shapes *s, const struct gate *g, const struct bucket
             r->bucket = e->decision.bucket;
         }
     }
-    qsort(p.rows, p.row_count, sizeof *p.rows, row_cmp);
-    size_t unique = 0;
-    for (size_t i = 0; i < p.row_count; i++)
-        if (unique == 0 || row_cmp(&p.rows[unique - 1], &p.rows[i]) != 0)
-            p.rows[unique++] = p.rows[i];
-    p.row_count = unique;
+    p.row_count = sort_unique_rows(p.rows, p.row_count, sizeof *p.rows, row_cmp);
     for (size_t i = 0; i < p.row_count; i++) {
         plan_row_fill(&p.rows[i], t);
         p.format_rows[p.rows[i].format]++;
@@ -115,6 +122,10 @@ int plan_build(const struct shapes *s, const struct gate *g, const struct bucket
         unsigned *most = &p.tile_rows_by_lmul[p.rows[i].tile.lmul];
         if (p.rows[i].tile.rows > *most)
             *most = p.rows[i].tile.rows;
+    }
+    if (attn_plan_build(s, &p.attn) != 0) {
+        plan_free(&p);
+        return -1;
     }
     for (size_t i = 0; i < p.count; i++) {
         struct plan_entry *e = &p.entries[i];
@@ -135,6 +146,7 @@ void plan_free(struct plan *p)
 {
     free(p->entries);
     free(p->rows);
+    attn_plan_free(&p->attn);
     p->entries = NULL;
     p->rows = NULL;
     p->count = p->row_count = p->fallback_count = 0;

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "attn_plan.h"
 #include "blocking.h"
 #include "gate.h"
 #include "plan_fields.h"
@@ -48,6 +49,7 @@ struct plan {
      * (Q8_0 plans have tiles of their own, gr_q8_0_tiles). */
     unsigned tile_rows_by_lmul[9];
     struct target target;
+    struct attn_plan attn;      /* the attention entries' plans (gen/attn_plan.h) */
 };
 
 /* Returns 0, or -1 when memory ran out (nothing is left allocated). */
@@ -62,6 +64,11 @@ void plan_name(char *buf, size_t size, enum weight_format format, unsigned bucke
 /* Whether two plans' blockings by share emit the same fields (the model's figures aside):
  * the plain weights' are then written as "the same blockings". */
 int blockings_same(const struct blocking a[SHARES], const struct blocking b[SHARES]);
+
+/* Sorts `count` rows of `size` bytes by cmp and drops repeats (rows cmp finds equal): every
+ * entry's row, made into the plans. Returns how many are left. */
+size_t sort_unique_rows(void *rows, size_t count, size_t size,
+                        int (*cmp)(const void *, const void *));
 
 /* Rows of a Q8_0 plan's tile: 1 for the GEMV, else 2 (gr_q8_0_tiles has both). */
 unsigned q8_0_tile_rows(unsigned bucket);

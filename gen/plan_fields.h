@@ -74,6 +74,29 @@ static inline double weight_format_bytes(enum weight_format f)
     return bytes[f];
 }
 
+/* The element types of a KV cache an attention plan serves (struct gr_attn_plan's k_type and
+ * v_type, the contract's enum gr_kv_type): KV_TYPES(X) calls X(WORD, CONSTANT), WORD as the
+ * shapes file's `kv:`, `k:` and `v:` say it (and the plan names' part), CONSTANT the
+ * contract's value. In enum kv_type's order (KV_F16 = 0 = GR_KV_F16, ...). */
+#define KV_TYPES(X) X(f16, GR_KV_F16) X(bf16, GR_KV_BF16)
+
+enum kv_type {
+#define KV_TYPE_ENUM_(word, constant) KV_##word,
+    KV_TYPES(KV_TYPE_ENUM_)
+#undef KV_TYPE_ENUM_
+    KV_TYPE_COUNT
+};
+static const char *const kv_type_words[KV_TYPE_COUNT] = {
+#define KV_TYPE_WORD_(word, constant) #word,
+    KV_TYPES(KV_TYPE_WORD_)
+#undef KV_TYPE_WORD_
+};
+static const char *const kv_type_constants[KV_TYPE_COUNT] = {
+#define KV_TYPE_CONSTANT_(word, constant) #constant,
+    KV_TYPES(KV_TYPE_CONSTANT_)
+#undef KV_TYPE_CONSTANT_
+};
+
 #define BLOCKING_FIELD_ONE_(name, value, brk, doc) +1
 enum { BLOCKING_FIELD_COUNT = 0 BLOCKING_FIELDS(BLOCKING_FIELD_ONE_) };
 #undef BLOCKING_FIELD_ONE_

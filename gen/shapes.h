@@ -21,6 +21,18 @@ struct layer {
     int line, col;  /* where the layer starts in the file */
 };
 
+/* An attention entry (`attention:`): one attention shape of the model and the query-row counts
+ * its engine calls it with. */
+struct attention {
+    char *name;
+    uint64_t head_dim;          /* a multiple of 8 up to GEMM_RVV_ATTENTION_MAX_HEAD_DIM */
+    uint64_t q_heads, kv_heads; /* kv_heads divides q_heads */
+    enum kv_type k_type, v_type;
+    uint64_t *n_q;              /* increasing, no repeats */
+    size_t n_q_count;
+    int line, col;              /* where the entry starts in the file */
+};
+
 struct shapes {
     char *model;             /* optional "model:" text, NULL when absent */
     struct layer *layers;
@@ -31,6 +43,8 @@ struct shapes {
     bool buckets_set;
     struct target target;    /* the file's target machine, the K1 where it says nothing */
     enum weight_format weights; /* the file's `weights:`, for layers that say none (BF16) */
+    struct attention *attention; /* the `attention:` entries, in file order */
+    size_t attention_count;
 };
 
 /* Reads and checks a shapes file. Returns 0, or -1 after reporting every problem through d. */

@@ -8,7 +8,11 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "gemm_rvv.h" /* GEMM_RVV_ATTENTION_MAX_HEAD_DIM */
 #include "yaml_bounds.h"
+
+/* The call takes head_dim in steps of this (gemm_rvv.h; the contract's GR_ATTN_PARTIALS). */
+#define ATTENTION_HEAD_DIM_STEP 8
 
 #define NAME_MAX_LEN 128
 
@@ -26,6 +30,7 @@ struct reader {
     struct name_index names;
     size_t layers_cap; /* allocated entries of s->layers */
     size_t *m_cap;     /* allocated entries of each layer's m (merged layers grow) */
+    size_t attention_cap; /* allocated entries of s->attention */
     int out_of_memory; /* reported once; reading stops */
 };
 
@@ -181,25 +186,35 @@ struct layer_ctx {
     int have_name, have_n, have_k, have_m, bad;
 };
 
-/* A `weights:` value: one of gen/plan_fields.h's format words. Returns 0, or -1 after saying
- * which words it takes. */
-static int read_weights(struct reader *r, yaml_node_t *value, const char *what,
-                        enum weight_format *out)
+/* A value that must be one of `count` words (gen/plan_fields.h's `weights:` formats, the KV
+ * caches' types): its index in *out. Returns 0, or -1 after saying which words it takes. */
+static int read_word(struct reader *r, yaml_node_t *value, const char *what,
+                     const char *const *words, int count, int *out)
 {
     if (value->type == YAML_SCALAR_NODE)
-        for (int f = 0; f < WEIGHT_FORMAT_COUNT; f++)
-            if (strcmp(scalar_text(value), weight_format_words[f]) == 0 &&
-                strlen(weight_format_words[f]) == value->data.scalar.length) {
-                *out = (enum weight_format)f;
+        for (int i = 0; i < count; i++)
+            if (strcmp(scalar_text(value), words[i]) == 0 &&
+                strlen(words[i]) == value->data.scalar.length) {
+                *out = i;
                 return 0;
             }
     char list[64] = "";
-    for (int f = 0; f < WEIGHT_FORMAT_COUNT; f++) {
-        strncat(list, f ? " or " : "", sizeof list - strlen(list) - 1);
-        strncat(list, weight_format_words[f], sizeof list - strlen(list) - 1);
+    for (int i = 0; i < count; i++) {
+        strncat(list, i ? " or " : "", sizeof list - strlen(list) - 1);
+        strncat(list, words[i], sizeof list - strlen(list) - 1);
     }
     expected(r, value, what, list);
     return -1;
+}
+
+static int read_weights(struct reader *r, yaml_node_t *value, const char *what,
+                        enum weight_format *out)
+{
+    int f;
+    if (read_word(r, value, what, weight_format_words, WEIGHT_FORMAT_COUNT, &f) != 0)
+        return -1;
+    *out = (enum weight_format)f;
+    return 0;
 }
 
 /* The scalar's length, not strlen: a quoted "\0" must not cut a name short. */
@@ -228,41 +243,34 @@ static size_t sort_unique(uint64_t *v, size_t n)
     return out;
 }
 
-static void read_m(struct reader *r, yaml_node_t *value, struct layer_ctx *c)
+/* A list of sizes, or one, each in [1, SHAPE_DIM_MAX] (a layer's M, an attention entry's n_q),
+ * into *values (caller frees), sorted with repeats dropped: a shape called twice with one size
+ * is one entry. Returns 0, or -1 after reporting (or running out of memory). */
+static int read_sizes(struct reader *r, yaml_node_t *value, const char *what, uint64_t **values,
+                      size_t *count)
 {
-    struct layer *l = c->layer;
-    c->m_node = value;
-    if (value->type == YAML_SEQUENCE_NODE) {
-        size_t count = (size_t)(value->data.sequence.items.top - value->data.sequence.items.start);
-        if (count == 0) {
-            diag_error(r->d, line_of(value), col_of(value), "M must list at least one value");
-            c->bad = 1;
-            return;
-        }
-        l->m = calloc(count, sizeof *l->m);
-        if (!l->m) {
-            out_of_memory(r);
-            return;
-        }
-        for (size_t i = 0; i < count; i++) {
-            yaml_node_t *item = yaml_document_get_node(r->doc, value->data.sequence.items.start[i]);
-            if (read_uint(r, item, "M", 1, SHAPE_DIM_MAX, &l->m[l->m_count]) == 0)
-                l->m_count++;
-            else
-                c->bad = 1;
-        }
-    } else {
-        l->m = calloc(1, sizeof *l->m);
-        if (!l->m) {
-            out_of_memory(r);
-            return;
-        }
-        if (read_uint(r, value, "M", 1, SHAPE_DIM_MAX, &l->m[0]) == 0)
-            l->m_count = 1;
-        else
-            c->bad = 1;
+    int one = value->type != YAML_SEQUENCE_NODE;
+    size_t n = one ? 1 : (size_t)(value->data.sequence.items.top - value->data.sequence.items.start);
+    if (n == 0) {
+        diag_error(r->d, line_of(value), col_of(value), "%s must list at least one value", what);
+        return -1;
     }
-    l->m_count = sort_unique(l->m, l->m_count);
+    *values = calloc(n, sizeof **values);
+    if (!*values) {
+        out_of_memory(r);
+        return -1;
+    }
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *item =
+            one ? value : yaml_document_get_node(r->doc, value->data.sequence.items.start[i]);
+        if (read_uint(r, item, what, 1, SHAPE_DIM_MAX, &(*values)[*count]) == 0)
+            ++*count;
+        else
+            bad = 1;
+    }
+    *count = sort_unique(*values, *count);
+    return bad ? -1 : 0;
 }
 
 static void layer_key(struct reader *r, const char *key, yaml_node_t *value, void *ctx)
@@ -292,7 +300,8 @@ static void layer_key(struct reader *r, const char *key, yaml_node_t *value, voi
         l->weights_col = col_of(value);
     } else {
         c->have_m = 1;
-        read_m(r, value, c);
+        c->m_node = value;
+        c->bad |= read_sizes(r, value, "M", &l->m, &l->m_count) != 0;
     }
 }
 
@@ -458,22 +467,197 @@ static void read_layer(struct reader *r, yaml_node_t *node)
     add_layer(r, &l);
 }
 
-static void read_layers(struct reader *r, yaml_node_t *node)
+/* A non-empty list (`what`: "layers", of `items`, each one `item`), each item read by
+ * read_item until memory runs out. Returns 0, or -1 after reporting a list that is not one. */
+static int read_list(struct reader *r, yaml_node_t *node, const char *what, const char *item,
+                     const char *items, void (*read_item)(struct reader *, yaml_node_t *))
 {
     if (node->type != YAML_SEQUENCE_NODE) {
-        expected(r, node, "layers", "a list of layers");
-        return;
+        char wanted[64];
+        snprintf(wanted, sizeof wanted, "a list of %s", items);
+        expected(r, node, what, wanted);
+        return -1;
     }
     yaml_node_item_t *it = node->data.sequence.items.start;
     if (it == node->data.sequence.items.top) {
-        diag_error(r->d, line_of(node), col_of(node), "layers must list at least one layer");
-        return;
+        diag_error(r->d, line_of(node), col_of(node), "%s must list at least one %s", what, item);
+        return -1;
     }
     for (; it < node->data.sequence.items.top && !r->out_of_memory; it++)
-        read_layer(r, yaml_document_get_node(r->doc, *it));
+        read_item(r, yaml_document_get_node(r->doc, *it));
+    return 0;
+}
+
+static void read_layers(struct reader *r, yaml_node_t *node)
+{
+    if (read_list(r, node, "layers", "layer", "layers", read_layer) != 0)
+        return;
     /* Merged layers hold their M values in file order, repeats included. */
     for (size_t i = 0; i < r->s->count; i++)
         r->s->layers[i].m_count = sort_unique(r->s->layers[i].m, r->s->layers[i].m_count);
+}
+
+/* ---- attention entries -------------------------------------------------------------------- */
+
+struct attention_ctx {
+    struct attention *a;
+    yaml_node_t *n_q_node, *type_node[3]; /* kv:, k:, v: as given (NULL: not) */
+    int have_name, have_head_dim, have_q_heads, have_kv_heads, have_n_q, bad;
+};
+
+static void attention_key(struct reader *r, const char *key, yaml_node_t *value, void *ctx)
+{
+    struct attention_ctx *c = ctx;
+    struct attention *a = c->a;
+    if (strcmp(key, "name") == 0) {
+        c->have_name = 1;
+        if (value->type != YAML_SCALAR_NODE || !valid_name(value)) {
+            expected(r, value, "name", "1 to 128 letters, digits or the characters _ . - /");
+            c->bad = 1;
+        } else if (!(a->name = strdup(scalar_text(value)))) {
+            out_of_memory(r);
+        }
+    } else if (strcmp(key, "head_dim") == 0) {
+        c->have_head_dim = 1;
+        if (read_uint(r, value, "head_dim", 1, GEMM_RVV_ATTENTION_MAX_HEAD_DIM, &a->head_dim))
+            c->bad = 1;
+        else if (a->head_dim % ATTENTION_HEAD_DIM_STEP != 0) {
+            diag_error(r->d, line_of(value), col_of(value),
+                       "head_dim must be a multiple of %d, got %llu", ATTENTION_HEAD_DIM_STEP,
+                       (unsigned long long)a->head_dim);
+            c->bad = 1;
+        }
+    } else if (strcmp(key, "q_heads") == 0) {
+        c->have_q_heads = 1;
+        c->bad |= read_uint(r, value, "q_heads", 1, SHAPE_DIM_MAX, &a->q_heads) != 0;
+    } else if (strcmp(key, "kv_heads") == 0) {
+        c->have_kv_heads = 1;
+        c->bad |= read_uint(r, value, "kv_heads", 1, SHAPE_DIM_MAX, &a->kv_heads) != 0;
+    } else if (strcmp(key, "n_q") == 0) {
+        c->have_n_q = 1;
+        c->n_q_node = value;
+        c->bad |= read_sizes(r, value, "n_q", &a->n_q, &a->n_q_count) != 0;
+    } else { /* kv, k or v: the caches' element type */
+        int which = key[0] == 'k' ? (key[1] == 'v' ? 0 : 1) : 2, type;
+        c->type_node[which] = value;
+        if (read_word(r, value, key, kv_type_words, KV_TYPE_COUNT, &type) != 0) {
+            c->bad = 1;
+            return;
+        }
+        if (which != 2)
+            a->k_type = (enum kv_type)type;
+        if (which != 1)
+            a->v_type = (enum kv_type)type;
+        if (c->type_node[0] && (c->type_node[1] || c->type_node[2])) {
+            diag_error(r->d, line_of(value), col_of(value),
+                       "kv: sets both caches' type: give kv:, or k: and v:, not both");
+            c->bad = 1;
+        }
+    }
+}
+
+/* Every element count the call computes for this entry must fit in 63 bits. */
+static int check_attention_sizes(struct reader *r, const struct attention_ctx *c)
+{
+    const struct attention *a = c->a;
+    if (a->q_heads % a->kv_heads != 0) {
+        diag_error(r->d, a->line, a->col,
+                   "attention \"%s\": q_heads=%llu is not a multiple of kv_heads=%llu (each KV "
+                   "head serves a whole group of query heads)", a->name,
+                   (unsigned long long)a->q_heads, (unsigned long long)a->kv_heads);
+        return -1;
+    }
+    uint64_t heads_d, all;
+    for (size_t i = 0; i < a->n_q_count; i++) {
+        if (__builtin_mul_overflow(a->q_heads, a->head_dim, &heads_d) ||
+            __builtin_mul_overflow(heads_d, a->n_q[i], &all) || all > (uint64_t)INT64_MAX) {
+            diag_error(r->d, line_of(c->n_q_node), col_of(c->n_q_node),
+                       "attention \"%s\": n_q*q_heads*head_dim = %llu*%llu*%llu does not fit "
+                       "63 bits", a->name, (unsigned long long)a->n_q[i],
+                       (unsigned long long)a->q_heads, (unsigned long long)a->head_dim);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void read_attention_entry(struct reader *r, yaml_node_t *node)
+{
+    static const char *const known[] = {"name", "head_dim", "q_heads", "kv_heads",
+                                        "kv",   "k",        "v",       "n_q", NULL};
+    struct attention a = {.k_type = KV_f16, .v_type = KV_f16}; /* llama.cpp's default */
+    struct attention_ctx c = {.a = &a};
+
+    a.line = line_of(node);
+    a.col = col_of(node);
+    if (node->type != YAML_MAPPING_NODE) {
+        expected(r, node, "each attention entry",
+                 "a mapping with name, head_dim, q_heads, kv_heads and n_q");
+        return;
+    }
+    walk_mapping(r, node, "in an attention entry", known, attention_key, &c);
+    const char *missing = !c.have_name ? "name" : !c.have_head_dim ? "head_dim"
+                        : !c.have_q_heads ? "q_heads" : !c.have_kv_heads ? "kv_heads"
+                        : !c.have_n_q ? "n_q" : NULL;
+    if (missing && !r->out_of_memory) {
+        diag_error(r->d, a.line, a.col, "attention entry%s%s%s has no %s", a.name ? " \"" : "",
+                   a.name ? a.name : "", a.name ? "\"" : "", missing);
+        c.bad = 1;
+    }
+    struct shapes *s = r->s;
+    if (r->out_of_memory || c.bad || check_attention_sizes(r, &c) != 0) {
+        free(a.name);
+        free(a.n_q);
+        return;
+    }
+    if (s->attention_count == r->attention_cap) {
+        size_t cap = r->attention_cap ? 2 * r->attention_cap : 4;
+        struct attention *grown = realloc(s->attention, cap * sizeof *grown);
+        if (!grown) {
+            out_of_memory(r);
+            free(a.name);
+            free(a.n_q);
+            return;
+        }
+        s->attention = grown;
+        r->attention_cap = cap;
+    }
+    s->attention[s->attention_count++] = a;
+}
+
+static int attention_by_name(const void *pa, const void *pb)
+{
+    const struct attention *a = *(const struct attention *const *)pa,
+                           *b = *(const struct attention *const *)pb;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+/* An entry's name says which shape a plan serves: two entries of one name are an error. */
+static void check_attention_names(struct reader *r)
+{
+    size_t n = r->s->attention_count;
+    const struct attention **sorted = calloc(n ? n : 1, sizeof *sorted);
+    if (!sorted) {
+        out_of_memory(r);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = &r->s->attention[i];
+    qsort(sorted, n, sizeof *sorted, attention_by_name);
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(sorted[i]->name, sorted[i - 1]->name) == 0)
+            diag_error(r->d, sorted[i]->line, sorted[i]->col,
+                       "attention \"%s\" listed twice (first at line %d)", sorted[i]->name,
+                       sorted[i - 1]->line);
+    free(sorted);
+}
+
+static void read_attention(struct reader *r, yaml_node_t *node)
+{
+    if (read_list(r, node, "attention", "entry", "attention entries", read_attention_entry) == 0 &&
+        !r->out_of_memory)
+        check_attention_names(r);
 }
 
 /* ---- settings ----------------------------------------------------------------------------- */
@@ -560,7 +744,7 @@ static void read_target(struct reader *r, yaml_node_t *node)
 }
 
 struct top_ctx {
-    int have_layers;
+    int have_layers, have_attention;
 };
 
 static void top_key(struct reader *r, const char *key, yaml_node_t *value, void *ctx)
@@ -583,6 +767,9 @@ static void top_key(struct reader *r, const char *key, yaml_node_t *value, void 
         read_target(r, value);
     } else if (strcmp(key, "weights") == 0) {
         read_weights(r, value, "weights", &r->s->weights);
+    } else if (strcmp(key, "attention") == 0) {
+        c->have_attention = 1;
+        read_attention(r, value);
     } else {
         c->have_layers = 1;
         read_layers(r, value);
@@ -591,8 +778,8 @@ static void top_key(struct reader *r, const char *key, yaml_node_t *value, void 
 
 static void read_root(struct reader *r, yaml_node_t *root)
 {
-    static const char *const known[] = {"model",  "gate",    "buckets", "target",
-                                        "layers", "weights", NULL};
+    static const char *const known[] = {"model",  "gate",    "buckets",   "target",
+                                        "layers", "weights", "attention", NULL};
     struct top_ctx c = {0};
 
     if (root->type == YAML_SEQUENCE_NODE) { /* a bare list of layers */
@@ -604,7 +791,7 @@ static void read_root(struct reader *r, yaml_node_t *root)
         return;
     }
     walk_mapping(r, root, "at the top level", known, top_key, &c);
-    if (!c.have_layers && !r->out_of_memory)
+    if (!c.have_layers && !c.have_attention && !r->out_of_memory)
         diag_error(r->d, line_of(root), col_of(root), "no \"layers\" list in the file");
 }
 
@@ -747,6 +934,11 @@ void shapes_free(struct shapes *s)
         free(s->layers[i].m);
     }
     free(s->layers);
+    for (size_t i = 0; i < s->attention_count; i++) {
+        free(s->attention[i].name);
+        free(s->attention[i].n_q);
+    }
+    free(s->attention);
     free(s->model);
     memset(s, 0, sizeof *s);
 }

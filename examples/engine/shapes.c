@@ -1,9 +1,11 @@
 /* gemm-rvv-shapes: writes the shapes file of a Hugging Face model from its config.json, for
  * gemm-rvv-gen. Every Linear of a decoder block and the lm_head, with M = the decode batch sizes
  * (--batch) and the prefill lengths (--prefill); the lm_head runs on the last position of a
- * prompt only, so it gets the batch sizes alone.
+ * prompt only, so it gets the batch sizes alone. Then the attention entry: head_dim, the query
+ * and KV heads, the KV cache's type (--kv, f16 unless given) and n_q = the same row counts.
  *
- *   gemm-rvv-shapes [--batch 1,4] [--prefill 128,512] [--model NAME] [-o FILE] CONFIG
+ *   gemm-rvv-shapes [--batch 1,4] [--prefill 128,512] [--kv f16|bf16] [--model NAME] [-o FILE]
+ *                   CONFIG
  *
  * CONFIG is a config.json or the model folder holding one. Exit status: 0 success, 1 bad
  * input, 2 bad usage. With -o, nothing is written on error (the file is renamed into place). */
@@ -29,8 +31,8 @@ static int usage(const char *why)
 {
     if (why)
         fprintf(stderr, "%s: %s\n", program, why);
-    fprintf(stderr, "usage: %s [--batch 1,4] [--prefill 128,512] [--model NAME] [-o FILE] "
-                    "CONFIG.json|MODEL_DIR\n", program);
+    fprintf(stderr, "usage: %s [--batch 1,4] [--prefill 128,512] [--kv f16|bf16] [--model NAME] "
+                    "[-o FILE] CONFIG.json|MODEL_DIR\n", program);
     return 2;
 }
 
@@ -161,9 +163,26 @@ static void layer(FILE *f, const char *name, int64_t n, int64_t k, const m_list 
     fputs("}\n", f);
 }
 
+/* The attention entry (gen/shapes_yaml.c's `attention:`), or a comment saying why there is
+ * none: the call takes head_dim in multiples of 8 up to 1024. tools/gguf-shapes writes the same
+ * lines. */
+static void attention(FILE *f, const model_config *c, const char *kv, const m_list *all)
+{
+    if (c->head_dim % 8 || c->head_dim > 1024) {
+        fprintf(f, "\n# attention: head_dim %lld is not a multiple of 8 up to 1024, which "
+                   "gemm_rvv_attention takes\n", (long long)c->head_dim);
+        return;
+    }
+    fprintf(f, "\nattention:\n  - {name: attn, head_dim: %lld, q_heads: %lld, kv_heads: %lld, "
+               "kv: %s, n_q: ", (long long)c->head_dim, (long long)c->heads,
+            (long long)c->kv_heads, kv);
+    print_list(f, all);
+    fputs("}\n", f);
+}
+
 static void write_shapes(FILE *f, const model_config *c, const char *model, const char *source,
-                         const char *batch_text, const char *prefill_text, const m_list *batch,
-                         const m_list *all)
+                         const char *batch_text, const char *prefill_text, const char *kv_type,
+                         const m_list *batch, const m_list *all)
 {
     fputs("# ", f);
     yaml_text(f, *model ? model : "This model");
@@ -179,10 +198,14 @@ static void write_shapes(FILE *f, const model_config *c, const char *model, cons
         fputs(" --model ", f);
         yaml_text(f, model);
     }
-    fprintf(f, " --batch %s%s%s ", batch_text, *prefill_text ? " --prefill " : "", prefill_text);
+    int kv_given = strcmp(kv_type, "f16") != 0;
+    fprintf(f, " --batch %s%s%s%s%s ", batch_text, *prefill_text ? " --prefill " : "",
+            prefill_text, kv_given ? " --kv " : "", kv_given ? kv_type : "");
     yaml_text(f, source);
     fputs("\n# M: the decode batch sizes and the prefill lengths; the lm_head runs on the last\n"
-          "# position of a prompt only, so it gets the batch sizes.\n", f);
+          "# position of a prompt only, so it gets the batch sizes. Attention: n_q the same row\n"
+          "# counts, kv the KV cache's element type (--kv; f16 unless given, llama.cpp's default).\n",
+          f);
     if (*model) {
         fputs("model: ", f);
         yaml_text(f, model);
@@ -200,11 +223,13 @@ static void write_shapes(FILE *f, const model_config *c, const char *model, cons
     if (c->tied_embeddings)
         fputs("  # lm_head: tied to embed_tokens (tie_word_embeddings), packed from that matrix\n", f);
     layer(f, "lm_head", c->vocab, c->hidden, batch);
+    attention(f, c, kv_type, all);
 }
 
 int main(int argc, char **argv)
 {
     const char *batch_text = "1", *prefill_text = "", *model = NULL, *output = NULL, *input = NULL;
+    const char *kv = "f16";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
@@ -215,6 +240,8 @@ int main(int argc, char **argv)
             batch_text = argv[++i];
         } else if (!strcmp(a, "--prefill") && has_value) {
             prefill_text = argv[++i];
+        } else if (!strcmp(a, "--kv") && has_value) {
+            kv = argv[++i];
         } else if (!strcmp(a, "--model") && has_value) {
             model = argv[++i];
         } else if (!strcmp(a, "-o") && has_value) {
@@ -235,6 +262,8 @@ int main(int argc, char **argv)
         return usage("--batch takes increasing positive sizes, such as 1,4");
     if (*prefill_text && parse_list(prefill_text, &prefill))
         return usage("--prefill takes increasing positive lengths, such as 128,512");
+    if (strcmp(kv, "f16") && strcmp(kv, "bf16"))
+        return usage("--kv takes f16 or bf16, the KV cache's element type");
 
     char path[4096];
     struct stat st;
@@ -271,7 +300,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    write_shapes(f, &c, model, path, batch_text, prefill_text, &batch, &all);
+    write_shapes(f, &c, model, path, batch_text, prefill_text, kv, &batch, &all);
     if (output) {
         if (fclose(f) || rename(tmp, output)) {
             fprintf(stderr, "%s: error: cannot write %s: %s\n", program, output, strerror(errno));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gemm-rvv-shapes on bad input: the exit status and message of each case, -o leaving an
-# existing file as it was when the input is bad, and untrusted names (a config's
-# "_name_or_path", the path) reading back through gemm-rvv-gen as they were, injecting nothing.
+# existing file as it was when the input is bad, the attention entry, and untrusted names (a
+# config's "_name_or_path", the path) reading back through gemm-rvv-gen as they were, injecting
+# nothing.
 # Usage: tests/engine/check-shapes-tool.sh SHAPES_BIN GEN_BIN
 set -u
 bin=$1 gen=$2 tmp=$(mktemp -d)
@@ -31,6 +32,22 @@ expect 2 "--batch takes increasing positive sizes" --batch 4,1 models/llama.json
 expect 2 "--prefill takes increasing positive lengths" --prefill 0 models/llama.json
 expect 2 "unexpected argument \"--frobnicate\"" --frobnicate models/llama.json
 expect 2 "no config.json given"
+expect 2 "--kv takes f16 or bf16, the KV cache's element type" --kv q8_0 models/llama.json
+
+# The attention entry: the config's heads and head dim, --kv's cache type (said in the command
+# that regenerates the file), taken and planned by the generator; a head dim the call does not
+# take is a comment instead, and the file still generates.
+"$bin" --kv bf16 --batch 1,4 models/qwen2.5-0.5b.json > "$tmp/kv.yaml" &&
+  grep -qxF '  - {name: attn, head_dim: 64, q_heads: 14, kv_heads: 2, kv: bf16, n_q: [1, 4]}' "$tmp/kv.yaml" &&
+  grep -qF -- "--batch 1,4 --kv bf16 models/qwen2.5-0.5b.json" "$tmp/kv.yaml" &&
+  "$gen" -o "$tmp/gen-kv" "$tmp/kv.yaml" > /dev/null &&
+  grep -qF '"plan": "attn_bf16_d64_h14_kv2_q4", "reason": null}' "$tmp/gen-kv/manifest.json" ||
+  { echo "FAILED: --kv bf16: not the attention entry: $(tail -3 "$tmp/kv.yaml")"; failed=$((failed + 1)); }
+printf '{"architectures": ["LlamaForCausalLM"], "hidden_size": 48, "intermediate_size": 128,\n "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 32}\n' > "$tmp/d12.json"
+"$bin" "$tmp/d12.json" > "$tmp/d12.yaml" && ! grep -q '^attention:' "$tmp/d12.yaml" &&
+  [ "$(tail -1 "$tmp/d12.yaml")" = "# attention: head_dim 12 is not a multiple of 8 up to 1024, which gemm_rvv_attention takes" ] &&
+  "$gen" -o "$tmp/gen-d12" "$tmp/d12.yaml" > /dev/null ||
+  { echo "FAILED: head_dim 12: $(tail -2 "$tmp/d12.yaml")"; failed=$((failed + 1)); }
 
 echo "keep me" > "$tmp/out.yaml"
 expect 1 "is not supported" -o "$tmp/out.yaml" "$tmp/gpt2.json"

@@ -256,9 +256,9 @@ static void test_deterministic(void **state)
     free(out);
     assert_int_equal(gen("-o two shapes.yaml", &out), 0);
     free(out);
-    /* 3 plans, two variants' micro-kernels, the Q8_0 tiles' file (none here), the contract
-     * header, registry, manifest */
-    assert_int_equal(same_folders("one", "two"), 9);
+    /* 3 plans, two variants' micro-kernels, the Q8_0 tiles' file (none here), the attention
+     * tiles, the contract header, registry, manifest */
+    assert_int_equal(same_folders("one", "two"), 10);
 }
 
 /* The shapes file's path goes into comments of the C files: a '*' (ending a comment or
@@ -283,6 +283,58 @@ static void test_path_in_comments(void **state)
     snprintf(cmd, sizeof cmd, "cd '%s/out' && for f in registry.c bf16_gemv_m1_n4096_k4096.c; do "
              "cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -I. $f || exit 1; done", work);
     assert_int_equal(system(cmd), 0);
+}
+
+/* Attention entries: each plan in registry.c, sorted as the contract says, with the entries it
+ * serves and why, the declined entry with its reason, the summary line; the file compiles. */
+static void test_attention_plans(void **state)
+{
+    (void)state;
+    work_write("attn.yaml", "layers:\n  - {name: q, N: 4096, K: 4096, M: 1}\nattention:\n"
+                            "  - {name: qwen3, head_dim: 128, q_heads: 16, kv_heads: 8, "
+                            "n_q: [1, 512]}\n"
+                            "  - {name: wide, head_dim: 512, q_heads: 4, kv_heads: 4, n_q: 1}\n"
+                            "  - {name: small, head_dim: 64, q_heads: 2, kv_heads: 1, kv: bf16, "
+                            "n_q: 1}\n");
+    char *out;
+    assert_int_equal(gen("-o attn attn.yaml", &out), 0);
+    assert_string_equal(out, "gemm-rvv-gen: attn.yaml: 1 shapes read, 1 plans, 0 shapes left to "
+                             "the fallback; attention: 4 shapes, 3 plans, 1 left to the "
+                             "fallback -> attn\n");
+    free(out);
+    char *registry = work_read("attn/registry.c");
+    assert_non_null(registry);
+    const char *q1 = strstr(registry,
+        "\n/* attn_f16_d128_h16_kv8_q1: head_dim 128, 16 query heads on 8 KV heads,\n"
+        " * F16 K and V caches, calls of up to 1 query row.\n"
+        " * Serves (attention n_q): qwen3 1.\n"
+        " * Why a kernel: head_dim 128 <= 256, the widest the score tile's scratch takes.\n"
+        " * 2 pairs a tile: decoding, the group's 2 query heads share each K and V block read. */\n"
+        "static const struct gr_attn_plan gr_attn_plan_attn_f16_d128_h16_kv8_q1 = {\n"
+        "    .name = \"attn_f16_d128_h16_kv8_q1\",\n    .head_dim = 128,\n    .q_heads = 16,\n"
+        "    .kv_heads = 8,\n    .k_type = GR_KV_F16,\n    .v_type = GR_KV_F16,\n"
+        "    .n_q = 1,\n    .pairs = 2,\n};\n");
+    assert_non_null(q1);
+    assert_non_null(strstr(registry, "    .k_type = GR_KV_BF16,\n    .v_type = GR_KV_BF16,\n"));
+    assert_non_null(strstr(registry, "\n/* attention wide, n_q 1: the scalar fallback, for\n"
+                                     " * head_dim=512 > 256: the score tile's scratch (head_dim x "
+                                     "32 floats) would pass 32 KiB. */\n"));
+    assert_non_null(strstr(registry, "const struct gr_attn_plan *const gr_attn_registry[] = {\n"
+                                     "    &gr_attn_plan_attn_bf16_d64_h2_kv1_q1,\n"
+                                     "    &gr_attn_plan_attn_f16_d128_h16_kv8_q1,\n"
+                                     "    &gr_attn_plan_attn_f16_d128_h16_kv8_q512,\n};\n"));
+    free(registry);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s/attn' && cc -std=c11 -Wall -Wextra -Werror -fsyntax-only "
+             "-I. registry.c", work);
+    assert_int_equal(system(cmd), 0);
+    /* Without attention entries: the empty registry (the summary as before: above). */
+    assert_int_equal(gen("-o no-attn shapes.yaml", &out), 0);
+    free(out);
+    registry = work_read("no-attn/registry.c");
+    assert_non_null(strstr(registry, "const struct gr_attn_plan *const gr_attn_registry[1] = "
+                                     "{NULL};\nconst size_t gr_attn_registry_count = 0;\n"));
+    free(registry);
 }
 
 /* weights: q8_0 for the whole file with one layer of BF16: the plans, their format in the C
@@ -345,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_path_in_comments),
         cmocka_unit_test(test_q8_0_plans),
+        cmocka_unit_test(test_attention_plans),
         cmocka_unit_test(test_failed_write_closes_files),
         cmocka_unit_test(test_synced_before_rename),
     };

@@ -1,6 +1,7 @@
 /* gemm-rvv-gen --explain's tables (gen/explain.c), line for line, for a plan made by hand: the
  * (layer, M) table with its widest name, the plans table with each share's order, KC, NC, X copy
- * column, DRAM over the minimum and vector work, and the plain weights' line where it differs. */
+ * column, DRAM over the minimum and vector work, and the plain weights' line where it differs;
+ * the attention table. */
 #define _GNU_SOURCE /* open_memstream on older glibc headers */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -90,11 +91,44 @@ static void test_plans_table(void **state)
     free(text);
 }
 
+/* The attention table after the others: a kernel row with its plan and pairs, a fallback row
+ * with its reason, the name column as wide as the widest name; none without entries. */
+static void test_attention_table(void **state)
+{
+    (void)state;
+    struct attention attention[2] = {
+        {.name = "attn", .head_dim = 128, .q_heads = 16, .kv_heads = 8, .k_type = KV_f16,
+         .v_type = KV_f16},
+        {.name = "model.wide_heads", .head_dim = 512, .q_heads = 8, .kv_heads = 8,
+         .k_type = KV_bf16, .v_type = KV_f16},
+    };
+    struct shapes s = {.attention = attention, .attention_count = 2};
+    struct attn_row row = {.name = "attn_f16_d128_h16_kv8_q1", .why = "2 pairs a tile: decoding"};
+    struct attn_entry entries[2] = {
+        {.attention = 0, .n_q = 1, .row = &row},
+        {.attention = 1, .n_q = 512, .row = NULL, .reason = "head_dim=512 > 256: too wide"},
+    };
+    struct plan p = {.attn = {.entries = entries, .count = 2, .rows = &row, .row_count = 1}};
+    char *text = explain(&s, &p);
+    assert_string_equal(text,
+        "layer      M       N       K weights  verdict   plan                                reason\n"
+        "\n"
+        "attention           n_q head_dim q_heads kv_heads k    v     verdict   plan                                reason\n"
+        "attn                  1      128      16        8 f16  f16   kernel    attn_f16_d128_h16_kv8_q1            2 pairs a tile: decoding\n"
+        "model.wide_heads    512      512       8        8 bf16 f16   fallback  -                                   head_dim=512 > 256: too wide\n");
+    free(text);
+    p.attn.count = 0;
+    text = explain(&s, &p);
+    assert_null(strstr(text, "attention"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_entries),
         cmocka_unit_test(test_plans_table),
+        cmocka_unit_test(test_attention_table),
     };
     return cmocka_run_group_tests_name("explain", tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* The build's manifest.json (gen/manifest.c): strings escaped as JSON wants them, the gate, the
  * buckets and the target as given, an entry for each (layer, M) with null where the fallback
- * has no plan, and plain weights' blockings for BF16 plans only. */
+ * has no plan, and plain weights' blockings for BF16 plans only; the attention entries and
+ * plans. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,7 +80,38 @@ static void test_settings_and_entries(void **state)
     assert_non_null(strstr(bf16, "\"plain_alone\": {\"order\": "));
     assert_true(strstr(bf16, "\"plain_alone\"") < q8);
     assert_null(strstr(q8, "\"plain_"));
-    assert_non_null(strstr(q8, "}\n  ]\n}\n"));
+    assert_non_null(strstr(q8, "}\n  ],\n  \"attention\": [],\n  \"attention_plans\": []\n}\n"));
+    free(json);
+}
+
+/* An item per (attention entry, n_q), its plan or the fallback with the reason; an item per
+ * attention plan with its shape, bucket, pairs and why; the file ends after them. */
+static void test_attention(void **state)
+{
+    (void)state;
+    char *json = manifest_of("attention:\n"
+                             "  - {name: gqa, head_dim: 64, q_heads: 6, kv_heads: 2, k: bf16, "
+                             "n_q: [1, 64]}\n"
+                             "  - {name: wide, head_dim: 1024, q_heads: 1, kv_heads: 1, n_q: 1}\n",
+                             "s.yaml");
+    expect(json, "\"entries\": [\n  ],\n");
+    expect(json, "  \"attention\": [\n"
+                 "    {\"name\": \"gqa\", \"n_q\": 1, \"head_dim\": 64, \"q_heads\": 6, "
+                 "\"kv_heads\": 2, \"k\": \"bf16\", \"v\": \"f16\", \"verdict\": \"kernel\", "
+                 "\"plan\": \"attn_kbf16_vf16_d64_h6_kv2_q1\", \"reason\": null},\n"
+                 "    {\"name\": \"gqa\", \"n_q\": 64, ");
+    expect(json, "    {\"name\": \"wide\", \"n_q\": 1, \"head_dim\": 1024, \"q_heads\": 1, "
+                 "\"kv_heads\": 1, \"k\": \"f16\", \"v\": \"f16\", \"verdict\": \"fallback\", "
+                 "\"plan\": null, \"reason\": \"head_dim=1024 > 256: the score tile's scratch "
+                 "(head_dim x 32 floats) would pass 32 KiB\"}\n  ],\n");
+    expect(json, "  \"attention_plans\": [\n"
+                 "    {\"name\": \"attn_kbf16_vf16_d64_h6_kv2_q1\", \"head_dim\": 64, "
+                 "\"q_heads\": 6, \"kv_heads\": 2, \"k\": \"bf16\", \"v\": \"f16\", "
+                 "\"n_q\": 1, \"pairs\": 3, \"why\": \"3 pairs a tile: decoding, the group's 3 "
+                 "query heads share each K and V block read\"},\n"
+                 "    {\"name\": \"attn_kbf16_vf16_d64_h6_kv2_q64\", ");
+    expect(json, "\"n_q\": 64, \"pairs\": 4, \"why\": \"4 pairs a tile: rows x the group's "
+                 "3 heads, row then head, share each K and V block read\"}\n  ]\n}\n");
     free(json);
 }
 
@@ -88,6 +120,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strings_escaped),
         cmocka_unit_test(test_settings_and_entries),
+        cmocka_unit_test(test_attention),
     };
     return cmocka_run_group_tests_name("manifest", tests, NULL, NULL);
 }

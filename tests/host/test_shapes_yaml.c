@@ -113,6 +113,66 @@ static void test_bare_list(void **state)
     free(messages);
 }
 
+/* Attention entries: their fields, kv: for both caches or k: and v: apart (f16 without
+ * either, llama.cpp's default), n_q sorted with repeats dropped, a file of attention entries
+ * alone, and the widest head and the largest counts that fit. */
+static void test_attention_entries(void **state)
+{
+    (void)state;
+    struct shapes s;
+    char *messages = NULL;
+    const char *text =
+        "attention:\n"
+        "  - {name: attn, head_dim: 128, q_heads: 16, kv_heads: 8, kv: bf16, n_q: [512, 1, 128, 1]}\n"
+        "  - name: layers.0/self_attn\n"
+        "    head_dim: 64\n"
+        "    q_heads: 14\n"
+        "    kv_heads: 2\n"
+        "    v: bf16\n"
+        "    n_q: 1\n"
+        "  - {name: x, head_dim: 1024, q_heads: 2147483647, kv_heads: 1, k: bf16, v: f16, "
+        "n_q: 4194303}\n";
+    assert_int_equal(shapes_from_text("attn.yaml", text, &s, &messages), 0);
+    assert_string_equal(messages, "");
+    assert_int_equal(s.count, 0);
+    assert_int_equal(s.attention_count, 3);
+    const struct attention *a = &s.attention[0];
+    assert_string_equal(a->name, "attn");
+    assert_int_equal(a->head_dim, 128);
+    assert_int_equal(a->q_heads, 16);
+    assert_int_equal(a->kv_heads, 8);
+    assert_int_equal(a->k_type, KV_bf16);
+    assert_int_equal(a->v_type, KV_bf16);
+    assert_int_equal(a->n_q_count, 3);
+    assert_int_equal(a->n_q[0], 1);
+    assert_int_equal(a->n_q[2], 512);
+    assert_int_equal(a->line, 2);
+    a = &s.attention[1];
+    assert_string_equal(a->name, "layers.0/self_attn");
+    assert_int_equal(a->k_type, KV_f16);
+    assert_int_equal(a->v_type, KV_bf16);
+    assert_int_equal(a->n_q_count, 1);
+    assert_int_equal(a->line, 3);
+    a = &s.attention[2];
+    assert_int_equal(a->k_type, KV_bf16);
+    assert_int_equal(a->v_type, KV_f16);
+    assert_int_equal(a->n_q[0], 4194303); /* 4194303 * (2^31 - 1) * 1024 < 2^63 */
+    shapes_free(&s);
+    free(messages);
+    /* Every bad entry is reported; the good one is not kept. */
+    text = "layers:\n  - {name: q, N: 8, K: 8, M: 1}\nattention:\n"
+           "  - {name: a, head_dim: 0, q_heads: 2, kv_heads: 1, n_q: 1}\n"
+           "  - {name: b, head_dim: 8, q_heads: 2, kv_heads: 1, n_q: 1}\n"
+           "  - [name, c]\n";
+    assert_int_equal(shapes_from_text("bad.yaml", text, &s, &messages), -1);
+    assert_string_equal(messages,
+                        "bad.yaml:4:25: error: head_dim must be a positive integer, got 0\n"
+                        "bad.yaml:6:5: error: each attention entry must be a mapping with name, "
+                        "head_dim, q_heads, kv_heads and n_q, got a list\n");
+    assert_null(s.attention);
+    free(messages);
+}
+
 /* Every problem of a file is reported, not just the first. */
 static void test_all_errors_reported(void **state)
 {
@@ -174,7 +234,13 @@ static void test_out_of_memory(void **state)
                        "layers:\n"
                        "  - {name: a, N: 64, K: 64, M: [1, 4]}\n"
                        "  - {name: b, N: 64, K: 32, M: 2}\n"
-                       "  - {name: a, N: 64, K: 64, M: [8, 1]}\n";
+                       "  - {name: a, N: 64, K: 64, M: [8, 1]}\n"
+                       "attention:\n"
+                       "  - {name: x, head_dim: 64, q_heads: 4, kv_heads: 2, n_q: [1, 8]}\n"
+                       "  - {name: y, head_dim: 64, q_heads: 4, kv_heads: 4, n_q: 1}\n"
+                       "  - {name: z, head_dim: 64, q_heads: 4, kv_heads: 1, n_q: 1}\n"
+                       "  - {name: w, head_dim: 64, q_heads: 4, kv_heads: 1, kv: bf16, n_q: 2}\n"
+                       "  - {name: v, head_dim: 64, q_heads: 4, kv_heads: 1, n_q: 3}\n";
     long n = 0;
     for (;; n++) {
         struct shapes s;
@@ -189,6 +255,8 @@ static void test_out_of_memory(void **state)
             assert_int_equal(rc, 0);
             assert_int_equal(s.count, 2);
             assert_int_equal(s.layers[0].m_count, 3);
+            assert_int_equal(s.attention_count, 5);
+            assert_int_equal(s.attention[0].n_q_count, 2);
             shapes_free(&s);
             free(messages);
             break;
@@ -197,6 +265,7 @@ static void test_out_of_memory(void **state)
             fail_msg("allocation %ld failed: status %d, messages \"%s\"", n, rc, messages);
         assert_null(s.layers);
         assert_null(s.model);
+        assert_null(s.attention);
         free(messages);
     }
     assert_true(n >= 20);
@@ -209,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_bad_corpus),
         cmocka_unit_test(test_good_file),
         cmocka_unit_test(test_bare_list),
+        cmocka_unit_test(test_attention_entries),
         cmocka_unit_test(test_all_errors_reported),
         cmocka_unit_test(test_size_limits),
         cmocka_unit_test(test_missing_file),

@@ -3,8 +3,9 @@
 # tools/gguf-shapes on the test models of make_gguf_models.py (host): each model's layers are
 # those gemm-rvv-shapes writes from the same config.json, gemm-rvv-gen takes the file and, with
 # the gate gguf-shapes writes, plans every BF16 and Q8_0 Linear (--gate default: the library's
-# gate), a tied lm_head and a Q8_0 weight are said, model names cannot inject YAML, and bad input
-# gets its exit status and message with -o leaving an existing file alone.
+# gate) and the attention entry, a tied lm_head and a Q8_0 weight are said, model names cannot
+# inject YAML, and bad input gets its exit status and message with -o leaving an existing file
+# alone.
 # Usage: PYTHON=... PYTHONPATH=... tests/llama/check-gguf-shapes.sh GGUF_SHAPES SHAPES_BIN GEN_BIN MODELS
 set -u
 tool=$1 shapes_bin=$2 gen_bin=$3 models=$4
@@ -50,6 +51,7 @@ for arch in llama qwen3 llama-gqa qwen2-tied; do
     "$gen_bin" -o "$tmp/gen-$arch" "$tmp/$arch.yaml" > "$tmp/gen.log" 2>&1 &&
     grep -q '"file"' "$tmp/gen-$arch/manifest.json" &&
     grep -q '"verdict": "kernel"' "$tmp/gen-$arch/manifest.json" &&
+    grep -q '"verdict": "kernel", "plan": "attn_f16_d' "$tmp/gen-$arch/manifest.json" &&
     ! grep -q '"verdict": "fallback"' "$tmp/gen-$arch/manifest.json" && ok ||
     { fail "$arch: gemm-rvv-gen did not take the shapes file or left a Linear to the fallback:"
       cat "$tmp/gen.log"; grep '"fallback"' "$tmp/gen-$arch/manifest.json"; }
@@ -85,8 +87,13 @@ grep -q "^# tiny-qwen3-random: qwen3, hidden 1024, intermediate 2048, 2 layers,$
 
 # Both models in one file: the Llama's layers, then Qwen3's other shapes under qwen3/ names.
 shapes --batch 1 --prefill 64 -o "$tmp/both.yaml" "$models/llama.gguf" "$models/qwen3.gguf" &&
-  diff <(sed -n '/^layers:/,/lm_head/p' "$tmp/both.yaml") <(sed -n '/^layers:/,$p' "$tmp/llama.yaml") &&
-  [ "$(grep -c 'name: qwen3/' "$tmp/both.yaml")" = 4 ] &&
+  diff <(sed -n '/^layers:/,/lm_head/p' "$tmp/both.yaml") <(sed -n '/^layers:/,/lm_head/p' "$tmp/llama.yaml") &&
+  [ "$(grep -c 'name: qwen3/' "$tmp/both.yaml")" = 5 ] &&
+  diff <(sed -n '/^attention:/,$p' "$tmp/both.yaml") - <<'EOF' &&
+attention:
+  - {name: attn, head_dim: 128, q_heads: 8, kv_heads: 4, kv: f16, n_q: [1, 64]}
+  - {name: qwen3/attn, head_dim: 128, q_heads: 16, kv_heads: 8, kv: f16, n_q: [1, 64]}
+EOF
   grep -q "name: qwen3/q_proj, N: 2048,    K: 1024,  M: \[1, 64\]}" "$tmp/both.yaml" &&
   grep -q "^model: tiny-llama-random + tiny-qwen3-random$" "$tmp/both.yaml" &&
   "$gen_bin" -o "$tmp/gen-both" "$tmp/both.yaml" > "$tmp/gen.log" 2>&1 && ok ||
@@ -146,6 +153,45 @@ shapes --model 'a: b # "c" \ d' "$models/small-mixed.gguf" > "$tmp/quoted.yaml" 
 expect 1 "general.name 'x\\nlayers: []' is not a name of 1 to 128 printable characters" "$models/small-badname.gguf"
 shapes --model ok-name "$models/small-badname.gguf" > /dev/null && ok || fail "--model does not replace a bad general.name"
 expect 1 "--model 'two\\nlines' is not a name" --model $'two\nlines' "$models/llama.gguf"
+
+# Attention: the entry from the GGUF's head counts and key length, with the cache's type (f16
+# unless --kv says), planned by the generator; the same model twice is one entry.
+grep -qxF '  - {name: attn, head_dim: 128, q_heads: 16, kv_heads: 8, kv: f16, n_q: [1, 64]}' "$tmp/qwen3.yaml" &&
+  shapes --kv bf16 --batch 1 -o "$tmp/kv.yaml" "$models/llama-gqa.gguf" &&
+  grep -qxF '  - {name: attn, head_dim: 128, q_heads: 9, kv_heads: 3, kv: bf16, n_q: 1}' "$tmp/kv.yaml" &&
+  grep -qF -- "--batch 1 --kv bf16 $models/llama-gqa.gguf" "$tmp/kv.yaml" &&
+  "$gen_bin" -o "$tmp/gen-kv" "$tmp/kv.yaml" > "$tmp/gen.log" 2>&1 &&
+  grep -qF '{"name": "attn_bf16_d128_h9_kv3_q1", "head_dim": 128, "q_heads": 9, "kv_heads": 3, "k": "bf16", "v": "bf16", "n_q": 1, "pairs": 3' "$tmp/gen-kv/manifest.json" &&
+  [ "$(shapes "$models/qwen3.gguf" "$models/qwen3-tied.gguf" "$models/qwen3.gguf" | grep -c 'head_dim: 128, q_heads: 16, kv_heads: 8')" = 1 ] &&
+  ok || { fail "attention: not the entry of the GGUF's heads:"; cat "$tmp/kv.yaml" "$tmp/gen.log"; }
+expect 2 "--kv takes f16 or bf16, the KV cache's element type, not \"q8_0\"" --kv q8_0 "$models/llama.gguf"
+# The shapes of attention the metadata can give (heads per layer, K and V heads apart, head
+# dims the call does not take), on attention_shapes itself.
+got=$("$python" - "$tool" <<'EOF'
+import importlib.machinery, importlib.util, sys
+loader = importlib.machinery.SourceFileLoader("gguf_shapes", sys.argv[1])
+spec = importlib.util.spec_from_loader("gguf_shapes", loader)
+tool = importlib.util.module_from_spec(spec)
+loader.exec_module(tool)
+def meta(heads, kv_heads=None, head_dim=None, v_head_dim=None, hidden=1024):
+    return {"heads": heads, "kv_heads": kv_heads, "head_dim": head_dim, "v_head_dim": v_head_dim,
+            "hidden": hidden}
+for m in (meta(16, 8, 128), meta(16), meta([8, 8, 0, 16], [2, 2, 0, 4], 64), meta(8, [2, 4, 2], 80),
+          meta(8, 8, 100), meta(8, 8, 2048), meta(8, 8, 192, 128), meta(None), meta(6, 4, 64)):
+    print(tool.attention_shapes(m))
+EOF
+)
+diff <(echo "$got") - <<'EOF' && ok || fail "attention_shapes: $got"
+([(128, 16, 8)], '')
+([(64, 16, 16)], '')
+([(64, 8, 2), (64, 16, 4)], '')
+([(80, 8, 2), (80, 8, 4)], '')
+([], 'head_dim 100 is not a multiple of 8 up to 1024, which gemm_rvv_attention takes')
+([], 'head_dim 2048 is not a multiple of 8 up to 1024, which gemm_rvv_attention takes')
+([], 'head_dim 192 of K and 128 of V differ, which gemm_rvv_attention does not take')
+([], 'the GGUF gives no attention.head_count')
+([], 'no layer has heads gemm_rvv_attention takes')
+EOF
 
 # Bad input.
 printf 'GGUF' > "$tmp/magic-only.gguf"
