@@ -257,8 +257,10 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
  *   GEMM_RVV_ERR_ISA       as every call, when GEMM_RVV_ISA cannot be honoured here
  * Fields left 0 by a designated initializer mean: no mask, no ALiBi, no soft-capping, no sinks.
  * Threads: the (row, head) pairs are split over the library's worker threads; the result does
- * not depend on the thread count. Today every call runs the scalar fallback (runtime/
- * attention*.c); generated kernels will give the same bits. */
+ * not depend on the thread count. Kernels: a shape the build planned (the shapes file's
+ * `attention:` entries: head_dim, q_heads, kv_heads and the caches' types; gemm-rvv-gen's table
+ * lists them) runs generated vector kernels where the core has V; every other call the scalar
+ * fallback; both give the same bits. */
 #define GEMM_RVV_ATTENTION_MAX_HEAD_DIM 1024
 
 typedef struct gemm_rvv_attention_args {
