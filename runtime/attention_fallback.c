@@ -61,7 +61,9 @@ static void gr_attention_scalar_score(const struct gr_attn_args *a, struct gr_at
             if (t == -INFINITY)
                 continue;
             b->live[r] |= 1u << j;
-            const float x = gr_attention_scalar_dot(a->q[r], a->k + j * a->k_stride, a->head_dim, bf16) * a->dot_scale;
+            const float dot =
+                gr_attention_scalar_dot(a->q[r], a->k + j * a->k_stride, a->head_dim, bf16);
+            const float x = dot * a->dot_scale;
             float s = a->softcap != 0.0f ? a->softcap * gr_tanh_f32(x) : x;
             if (a->mask[r])
                 s = s + t;

@@ -55,16 +55,17 @@ static void test_rows_and_entries(void **state)
         uint64_t head_dim, q_heads, kv_heads;
         enum kv_type k, v;
         uint64_t n_q;
-        unsigned pairs;
+        unsigned pairs, shared;
         size_t users;
         const char *name;
     } want[] = {
-        {64, 14, 2, KV_bf16, KV_f16, 1, 4, 1, "attn_kbf16_vf16_d64_h14_kv2_q1"},
-        {64, 14, 2, KV_bf16, KV_f16, 2, 4, 1, "attn_kbf16_vf16_d64_h14_kv2_q2"},
-        {128, 16, 8, KV_f16, KV_f16, 1, 2, 2, "attn_f16_d128_h16_kv8_q1"},
-        {128, 16, 8, KV_f16, KV_f16, 128, 4, 1, "attn_f16_d128_h16_kv8_q128"},
-        {128, 16, 8, KV_f16, KV_f16, 512, 4, 1, "attn_f16_d128_h16_kv8_q512"},
-        {128, 16, 16, KV_bf16, KV_bf16, 1, 1, 1, "attn_bf16_d128_h16_kv16_q1"},
+        /* shared: every tile of the KV head, up to 16 KiB of sums (pairs x head_dim floats) */
+        {64, 14, 2, KV_bf16, KV_f16, 1, 4, 2, 1, "attn_kbf16_vf16_d64_h14_kv2_q1"},
+        {64, 14, 2, KV_bf16, KV_f16, 2, 4, 4, 1, "attn_kbf16_vf16_d64_h14_kv2_q2"},
+        {128, 16, 8, KV_f16, KV_f16, 1, 2, 1, 2, "attn_f16_d128_h16_kv8_q1"},
+        {128, 16, 8, KV_f16, KV_f16, 128, 4, 8, 1, "attn_f16_d128_h16_kv8_q128"},
+        {128, 16, 8, KV_f16, KV_f16, 512, 4, 8, 1, "attn_f16_d128_h16_kv8_q512"},
+        {128, 16, 16, KV_bf16, KV_bf16, 1, 1, 1, 1, "attn_bf16_d128_h16_kv16_q1"},
     };
     assert_int_equal(a->row_count, 6);
     for (size_t i = 0; i < 6; i++) {
@@ -76,15 +77,19 @@ static void test_rows_and_entries(void **state)
         assert_int_equal(r->v_type, want[i].v);
         assert_int_equal(r->n_q, want[i].n_q);
         assert_int_equal(r->pairs, want[i].pairs);
+        assert_int_equal(r->shared, want[i].shared);
         assert_int_equal(r->users, want[i].users);
         assert_string_equal(r->name, want[i].name);
     }
     assert_string_equal(a->rows[0].why, "4 pairs a tile: decoding, the group's 7 query heads "
-                                        "4 at a time share each K and V block read");
+                                        "4 at a time share each K and V block read; 2 tiles a "
+                                        "thread widen each K block once (their sums within "
+                                        "16 KiB)");
     assert_string_equal(a->rows[2].why, "2 pairs a tile: decoding, the group's 2 query heads "
                                         "share each K and V block read");
     assert_string_equal(a->rows[3].why, "4 pairs a tile: rows x the group's 2 heads, row then "
-                                        "head, share each K and V block read");
+                                        "head, share each K and V block read; 8 tiles a thread "
+                                        "widen each K block once (their sums within 16 KiB)");
     assert_string_equal(a->rows[5].why, "1 pair a tile: decoding, one query head per KV head");
     /* qwen3's n_q sorted; again shares qwen3's decoding plan; wide is declined, said why. */
     assert_int_equal(a->entries[0].n_q, 1);

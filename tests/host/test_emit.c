@@ -313,7 +313,7 @@ static void test_attention_plans(void **state)
         "static const struct gr_attn_plan gr_attn_plan_attn_f16_d128_h16_kv8_q1 = {\n"
         "    .name = \"attn_f16_d128_h16_kv8_q1\",\n    .head_dim = 128,\n    .q_heads = 16,\n"
         "    .kv_heads = 8,\n    .k_type = GR_KV_F16,\n    .v_type = GR_KV_F16,\n"
-        "    .n_q = 1,\n    .pairs = 2,\n};\n");
+        "    .n_q = 1,\n    .pairs = 2,\n    .shared = 1,\n};\n");
     assert_non_null(q1);
     assert_non_null(strstr(registry, "    .k_type = GR_KV_BF16,\n    .v_type = GR_KV_BF16,\n"));
     assert_non_null(strstr(registry, "\n/* attention wide, n_q 1: the scalar fallback, for\n"

@@ -107,11 +107,12 @@ static void test_attention(void **state)
     expect(json, "  \"attention_plans\": [\n"
                  "    {\"name\": \"attn_kbf16_vf16_d64_h6_kv2_q1\", \"head_dim\": 64, "
                  "\"q_heads\": 6, \"kv_heads\": 2, \"k\": \"bf16\", \"v\": \"f16\", "
-                 "\"n_q\": 1, \"pairs\": 3, \"why\": \"3 pairs a tile: decoding, the group's 3 "
-                 "query heads share each K and V block read\"},\n"
+                 "\"n_q\": 1, \"pairs\": 3, \"shared\": 1, \"why\": \"3 pairs a tile: "
+                 "decoding, the group's 3 query heads share each K and V block read\"},\n"
                  "    {\"name\": \"attn_kbf16_vf16_d64_h6_kv2_q64\", ");
-    expect(json, "\"n_q\": 64, \"pairs\": 4, \"why\": \"4 pairs a tile: rows x the group's "
-                 "3 heads, row then head, share each K and V block read\"}\n  ]\n}\n");
+    expect(json, "\"n_q\": 64, \"pairs\": 4, \"shared\": 16, \"why\": \"4 pairs a tile: rows x "
+                 "the group's 3 heads, row then head, share each K and V block read; 16 tiles a "
+                 "thread widen each K block once (their sums within 16 KiB)\"}\n  ]\n}\n");
     free(json);
 }
 
