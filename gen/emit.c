@@ -245,8 +245,8 @@ static int attention_tiles_file(struct text *out, const struct templates *t,
     if (o->host_tiles) {
         text_printf(out, " * A host-tiles build: its attention plans run the runtime's scalar "
                          "tiles.\n */\n#include <stddef.h>\n\n#include \"gr_contract.h\"\n\n"
-                         "const struct gr_attn_tiles gr_attn_tiles_base = {{NULL}, {NULL}, NULL, "
-                         "{{NULL}}};\n");
+                         "const struct gr_attn_tiles gr_attn_tiles_base = {{NULL}, {NULL}, {NULL}, "
+                         "NULL, {{NULL}}, {NULL}};\n");
         return 0;
     }
     text_printf(out, " * The attention micro-kernels (templates/base/attention.c.in, -march="

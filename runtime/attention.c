@@ -6,6 +6,7 @@
 
 #include "attention.h"
 #include "attn_exp.h"
+#include "q8_0_scale.h" /* gr_fp16_to_f32 */
 #include "isa.h"
 #include "threads.h"
 
@@ -46,15 +47,13 @@ struct tile_state {
     float *out[GR_ATTN_PAIRS_MAX];
 };
 
-/* Accumulators of one work item: shared tiles of pairs at the kernels' head dims, or one tile
- * at any head dim (the scalar tiles'). */
-#define ACC_FLOATS (GR_ATTN_SHARED_MAX * GR_ATTN_PAIRS_MAX * GR_ATTN_KERNEL_HEAD_DIM_MAX)
-_Static_assert(ACC_FLOATS >= GR_ATTN_PAIRS_MAX * GEMM_RVV_ATTENTION_MAX_HEAD_DIM,
-               "one tile's accumulators at any head dim");
+/* Accumulators of one work item (on its thread's stack): one tile's at any head dim; a work
+ * item shares no more tiles than fit (gr_attention_run). */
+#define ACC_FLOATS (GR_ATTN_PAIRS_MAX * GEMM_RVV_ATTENTION_MAX_HEAD_DIM)
 
 /* Tile t of KV head g: its pairs (in order of row, then head in the group) set up. */
 static void gr_attention_tile_begin(const struct attention_job *job, size_t g, size_t t,
-                                    struct tile_state *st, float *acc, float *kt)
+                                    struct tile_state *st, float *acc, float *kt, float *vt)
 {
     const struct gr_attention *at = &job->at;
     const gemm_rvv_attention_args *a = at->a;
@@ -64,8 +63,9 @@ static void gr_attention_tile_begin(const struct attention_job *job, size_t g, s
     st->args = (struct gr_attn_args){
         .pairs = count, .head_dim = d, .k_stride = (size_t)a->k_pos_stride,
         .k_type = a->k_type == GEMM_RVV_BF16 ? GR_KV_BF16 : GR_KV_F16,
-        .v_stride = (size_t)a->v_pos_stride, .dot_scale = at->dot_scale,
-        .softcap = a->logit_softcap, .kt = kt};
+        .v_stride = (size_t)a->v_pos_stride,
+        .v_type = a->v_type == GEMM_RVV_BF16 ? GR_KV_BF16 : GR_KV_F16,
+        .dot_scale = at->dot_scale, .softcap = a->logit_softcap, .kt = kt, .vt = vt};
     for (size_t r = 0; r < count; r++) {
         const size_t row = (p0 + r) / at->group, head = g * at->group + (p0 + r) % at->group;
         st->args.q[r] = a->q + row * (size_t)a->q_row_stride + head * (size_t)a->q_head_stride;
@@ -80,9 +80,21 @@ static void gr_attention_tile_begin(const struct attention_job *job, size_t g, s
     }
 }
 
-/* One block of one tile: score, the running maxima, weights, PV. */
+/* Whether some position of the block is live for some pair of the tile: its mask term, as the
+ * tiles compute it, is not -Inf. A live block is found at its first live position. */
+static int gr_attention_block_live(const struct gr_attn_args *a)
+{
+    for (size_t r = 0; r < a->pairs; r++)
+        for (size_t j = 0; j < a->n; j++)
+            if (a->slope[r] * gr_fp16_to_f32(a->mask[r][j]) != -INFINITY)
+                return 1;
+    return 0;
+}
+
+/* One block of one tile: score, the running maxima, weights, PV (from vt when the block's V
+ * was widened for the tiles that share it). */
 static void gr_attention_tile_block(const struct gr_attn_tiles *tiles, struct tile_state *st,
-                                    uint32_t v_type)
+                                    int from_vt)
 {
     struct gr_attn_args *args = &st->args;
     struct gr_attn_block *b = &st->b;
@@ -101,21 +113,26 @@ static void gr_attention_tile_block(const struct gr_attn_tiles *tiles, struct ti
     if (!any)
         return;
     tiles->weights(args, b);
-    tiles->pv[v_type][args->pairs - 1](args, b);
+    if (from_vt)
+        tiles->pv_vt[args->pairs - 1](args, b);
+    else
+        tiles->pv[args->v_type][args->pairs - 1](args, b);
 }
 
-/* Tiles t0 .. t1 of KV head g over every block of the cache, K widened once a block. */
+/* Tiles t0 .. t1 of KV head g over every block of the cache, K (and V for several tiles)
+ * widened once a block. */
 static void gr_attention_tiles(const struct attention_job *job, size_t g, size_t t0, size_t t1)
 {
     const gemm_rvv_attention_args *a = job->at.a;
     const size_t n_kv = (size_t)a->n_kv, count = t1 - t0;
     const uint32_t k_type = a->k_type == GEMM_RVV_BF16, v_type = a->v_type == GEMM_RVV_BF16;
-    float kt[GR_ATTN_KERNEL_HEAD_DIM_MAX * GR_ATTN_BLOCK]; /* the vector tiles' widened K */
+    /* The vector tiles' widened K and V of a block. */
+    float kt[GR_ATTN_KERNEL_HEAD_DIM_MAX * GR_ATTN_BLOCK], vt[GR_ATTN_BLOCK * GR_ATTN_KERNEL_HEAD_DIM_MAX];
     float acc[ACC_FLOATS];
     struct tile_state st[GR_ATTN_SHARED_MAX];
     for (size_t t = 0; t < count; t++)
         gr_attention_tile_begin(job, g, t0 + t, &st[t],
-                                acc + t * job->pairs * (size_t)a->head_dim, kt);
+                                acc + t * job->pairs * (size_t)a->head_dim, kt, vt);
     for (size_t p = 0; p < n_kv; p += GR_ATTN_BLOCK) {
         const size_t n = n_kv - p < GR_ATTN_BLOCK ? n_kv - p : GR_ATTN_BLOCK;
         const uint16_t *k = a->k + g * (size_t)a->k_head_stride + p * (size_t)a->k_pos_stride;
@@ -127,9 +144,19 @@ static void gr_attention_tiles(const struct attention_job *job, size_t g, size_t
             for (size_t r = 0; r < st[t].args.pairs; r++)
                 st[t].args.mask[r] = st[t].mask_row[r] ? st[t].mask_row[r] + p : NULL;
         }
-        job->tiles->kt[k_type](&st[0].args);
+        /* Tiles whose pairs have every position of the block masked (a causal prompt's later
+         * blocks) skip it, as a block without a live position changes nothing. */
+        size_t live[GR_ATTN_SHARED_MAX], n_live = 0;
         for (size_t t = 0; t < count; t++)
-            gr_attention_tile_block(job->tiles, &st[t], v_type);
+            if (!st[t].args.mask[0] || gr_attention_block_live(&st[t].args))
+                live[n_live++] = t;
+        if (n_live == 0)
+            continue;
+        job->tiles->kt[k_type](&st[live[0]].args);
+        if (n_live > 1)
+            job->tiles->vt[v_type](&st[live[0]].args);
+        for (size_t i = 0; i < n_live; i++)
+            gr_attention_tile_block(job->tiles, &st[live[i]], n_live > 1);
     }
     for (size_t t = 0; t < count; t++)
         for (size_t r = 0; r < st[t].args.pairs; r++)
@@ -152,8 +179,9 @@ void gr_attention_run(const gemm_rvv_attention_args *a, const struct gr_attn_til
 {
     struct attention_job job = {.tiles = tiles, .pairs = pairs, .shared = shared};
     gr_attention_prepare(a, &job.at);
-    if (a->head_dim > GR_ATTN_KERNEL_HEAD_DIM_MAX)
-        job.shared = 1; /* the accumulators of one tile only */
+    const size_t fit = ACC_FLOATS / (pairs * (size_t)a->head_dim);
+    if (job.shared > fit)
+        job.shared = fit; /* the accumulators of the work item's tiles on its stack */
     const size_t all = (size_t)a->n_q * job.at.group;
     job.tiles_per_head = (all + pairs - 1) / pairs;
     job.items_per_head = (job.tiles_per_head + job.shared - 1) / job.shared;

@@ -31,8 +31,8 @@ float gr_attention_slope(const struct gr_attention *at, uint32_t h);
 const struct gr_attn_plan *gr_attention_plan(const gemm_rvv_attention_args *a);
 
 /* out for checked arguments by `tiles`: `pairs` (query row, head) pairs a tile (1 ..
- * GR_ATTN_PAIRS_MAX), `shared` tiles a work item (1 .. GR_ATTN_SHARED_MAX; 1 at head dims
- * above GR_ATTN_KERNEL_HEAD_DIM_MAX). */
+ * GR_ATTN_PAIRS_MAX), `shared` tiles a work item (1 .. GR_ATTN_SHARED_MAX; fewer where their
+ * accumulators would pass GR_ATTN_PAIRS_MAX * GEMM_RVV_ATTENTION_MAX_HEAD_DIM floats). */
 void gr_attention_run(const gemm_rvv_attention_args *a, const struct gr_attn_tiles *tiles,
                       size_t pairs, size_t shared);
 
@@ -40,8 +40,8 @@ void gr_attention_run(const gemm_rvv_attention_args *a, const struct gr_attn_til
  * without a plan, and the plans of a core without V or of a host-tiles build. */
 extern const struct gr_attn_tiles gr_attn_tiles_scalar;
 
-/* Head dims the vector tiles take (their kt scratch lives on the stack); longer ones run the
- * scalar tiles. */
+/* Head dims the vector tiles take (their kt and vt scratch live on the stack); longer ones run
+ * the scalar tiles. */
 #define GR_ATTN_KERNEL_HEAD_DIM_MAX 256
 
 #endif

@@ -113,17 +113,24 @@ static void gr_attention_scalar_pv_bf16(const struct gr_attn_args *a, struct gr_
     gr_attention_scalar_pv(a, b, 1);
 }
 
-/* The scalar score tile reads K itself. */
+/* The scalar score and pv tiles read K and V themselves. */
 static void gr_attention_scalar_kt(const struct gr_attn_args *a)
 {
     (void)a;
+}
+
+static void gr_attention_scalar_pv_any(const struct gr_attn_args *a, struct gr_attn_block *b)
+{
+    gr_attention_scalar_pv(a, b, a->v_type == GR_KV_BF16);
 }
 
 #define FOUR(f) {f, f, f, f}
 _Static_assert(GR_ATTN_PAIRS_MAX == 4, "FOUR fills every pair count");
 const struct gr_attn_tiles gr_attn_tiles_scalar = {
     .kt = {gr_attention_scalar_kt, gr_attention_scalar_kt},
+    .vt = {gr_attention_scalar_kt, gr_attention_scalar_kt},
     .score = FOUR(gr_attention_scalar_score),
     .weights = gr_attention_scalar_weights,
     .pv = {FOUR(gr_attention_scalar_pv_f16), FOUR(gr_attention_scalar_pv_bf16)},
+    .pv_vt = FOUR(gr_attention_scalar_pv_any),
 };

@@ -52,6 +52,7 @@ perplexity() {
   env "$@" "$QEMU" -cpu "$QEMU_CPU" -L "$GGML_ROOT" "$GGML_ROOT/usr/bin/llama-perplexity" \
     -m "$model" -f "$models/text.txt" -c "$CTX" -b "$CTX" --chunks "$CHUNKS" -t "$THREADS" -v \
     > "$log" 2>&1
+  echo "llama-perplexity's exit status: $?" >> "$log" # a run that stops without a word says how
   sed -n 's/.*Final estimate: PPL = \([0-9.e+-]*\) .*/\1/p' "$log"
 }
 
