@@ -3,9 +3,10 @@
 # test-placement and test-project.
 #   make bench-selftest      the cache model on programs whose DRAM traffic is known by hand
 #   make bench-count         instructions and vector work per MAC, counted by a QEMU plugin
-#   make bench-count-attention  the same for one gemm_rvv_attention call of a decoded token
+#   make bench-count-attention  the same per attention MAC of gemm_rvv_attention calls
 #   make bench-static        vector work per MAC of every plan's tiles, read from the objects
 #   make bench-dram          DRAM traffic of whole calls under the cache model
+#   make bench-dram-attention  the same for gemm_rvv_attention calls, against the KV bytes read
 #   make bench-replay        one call of the shipped driver traced on the host, any blocking
 #   make test-placement      traces: misaligned buffers move the bytes of aligned ones (a check)
 #   make bench-build-times   make gen plus the library, from nothing, per shapes file
@@ -38,7 +39,7 @@ DRAM_TWIN      := $(MEASURE)/dram_variant_twin
 DRAM_REAL      := $(MEASURE)/dram_variant_real
 
 .PHONY: bench bench-deps bench-report bench-selftest bench-count bench-count-attention bench-static \
-        bench-dram bench-replay bench-build-times test-placement test-placement-full bench-project \
+        bench-dram bench-dram-attention bench-replay bench-build-times test-placement test-placement-full bench-project \
         bench-project-measure test-project cycles-deps bench-cycles test-cycles
 
 bench-deps:
@@ -101,6 +102,10 @@ $(COUNT_CALL): measure/count/count_call.c $(BENCH_LIB) $(MEASURE)/plain_c_zvl256
 $(MEASURE)/count_attention: measure/count/count_attention.c $(BENCH_LIB)
 	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -static $< $(BENCH_LIB) -lpthread -lm -o $@
 
+$(MEASURE)/dram_attention: measure/dram/dram_attention.c $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
+	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -static $< $(DRAM_SRCS) $(BENCH_LIB) \
+	  -lpthread -lm -o $@
+
 $(CACHE_SELFTEST): measure/cache/selftest.c $(MARKER_SRCS) measure/cache/cache_marker.h $(BUILD)/probe.ok
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) -march=rv64gcv -Imeasure/cache -static $< $(MARKER_SRCS) -lpthread -o $@
@@ -154,17 +159,12 @@ bench-count: $(PLUGIN) $(COUNT_CALL)
 	@COUNT_RUNS='$(COUNT_RUNS)' JOBS=$(JOBS) measure/count/count.sh $(PLUGIN) $(COUNT_CALL) \
 	  $(MEASURE)/count $(COUNT_CSV)
 
-# Per attention MAC (2 n_q n_kv D H_q), counted in gemm_rvv_attention and the runtime's
-# gr_attention_ functions, at VLEN 256: kv_type,n_kv,insns_per_mac,scalar_per_mac,vwork_per_mac.
-ATTN_COUNT_KV ?= 256 1024
+# Per attention MAC (2 n_q n_kv D H_q) of gemm_rvv_attention calls, F16 and BF16 caches, a
+# decoded token and a prompt (measure/count/count-attention.sh: ATTN_COUNT_TYPES, _D, _KV,
+# _PROMPT, _SYMS), VLEN 256, one thread, beside issue 40's targets and ggml's figures.
 bench-count-attention: $(PLUGIN) $(MEASURE)/count_attention
-	@set -e; out=$(MEASURE)/count-attention.csv; echo "kv_type,n_kv,insns_per_mac,scalar_per_mac,vwork_per_mac" > $$out.part; \
-	for t in f16 bf16; do for n in $(ATTN_COUNT_KV); do \
-	  macs=$$(qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256 -plugin $(PLUGIN),sym=gemm_rvv_attention,sym=gr_attention_,out=$(MEASURE)/count-attention.txt \
-	    $(MEASURE)/count_attention $$t $$n); \
-	  awk -v t=$$t -v n=$$n -v m=$$macs '{ for (i = 1; i <= NF; i++) { split($$i, kv, "="); c[kv[1]] = kv[2] } } \
-	    END { printf "%s,%s,%.3f,%.3f,%.3f\n", t, n, c["insns"] / m, c["scalar"] / m, c["vwork_eighths"] / 8 / m }' \
-	    $(MEASURE)/count-attention.txt >> $$out.part; done; done; mv $$out.part $$out; cat $$out
+	@JOBS=$(JOBS) measure/count/count-attention.sh $(PLUGIN) $(MEASURE)/count_attention \
+	  $(MEASURE)/count-attention $(MEASURE)/count-attention.csv
 
 BENCH_VLEN ?= 256
 bench-static: $(BENCH_LIB)
@@ -194,6 +194,15 @@ bench-dram: $(CACHE_PLUGIN) $(DRAM_CALL) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(
 	  DRAM_COLS='$(DRAM_COLS)' DRAM_MAP='$(DRAM_MAP)' JOBS=$(JOBS) SID_QEMU='$(SID_QEMU)' \
 	  measure/dram/dram.sh $(CACHE_PLUGIN) $(DRAM_CALL) $(MEASURE)/explain.txt $(MEASURE)/dram \
 	  $(DRAM_CSV) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(DRAM_REAL))
+
+# DRAM bytes of gemm_rvv_attention calls against the cache bytes they must read
+# (measure/dram/dram-attention.sh: ATTN_DRAM_CALLS="TYPE D H_Q H_KV N_Q N_KV [THREADS];...";
+# default a decoded token at n_kv 4096, issue 40's shape, F16 and BF16, one thread).
+ATTN_DRAM_CALLS ?=
+bench-dram-attention: $(CACHE_PLUGIN) $(MEASURE)/dram_attention
+	@ATTN_DRAM_CALLS='$(ATTN_DRAM_CALLS)' DRAM_PLACEMENT='$(DRAM_PLACEMENT)' DRAM_L2_KB='$(DRAM_L2_KB)' \
+	  DRAM_LOCKSTEP='$(DRAM_LOCKSTEP)' JOBS=$(JOBS) measure/dram/dram-attention.sh $(CACHE_PLUGIN) \
+	  $(MEASURE)/dram_attention $(MEASURE)/dram-attention $(MEASURE)/dram-attention.csv
 
 # REPLAY_ARGS: M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]
 # (measure/replay/driver_replay.c; PLACEMENT as DRAM_PLACEMENT's, default aligned).
