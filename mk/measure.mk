@@ -14,7 +14,8 @@
 #   make test-cycles         that table can be made from make's library (a check, no figures)
 #   make bench-project       the projected K1 times (measure/report/project.sh) from what is there,
 #                            compute from the tiles' modelled cycles (bench-cycles)
-#   make bench-project-measure  the counts and DRAM calls the projection needs beyond the above
+#   make bench-project-measure  the counts and DRAM calls the projection needs beyond the above,
+#                            attention's too
 #   make test-project        project.sh on its fixture, its key figures checked
 #   make bench               all of the above, then make bench-report (report.md)
 # Every measurement runs on one library, that of measure/shapes.yaml: a call has one figure,
@@ -199,10 +200,11 @@ bench-dram: $(CACHE_PLUGIN) $(DRAM_CALL) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(
 # (measure/dram/dram-attention.sh: ATTN_DRAM_CALLS="TYPE D H_Q H_KV N_Q N_KV [THREADS];...";
 # default a decoded token at n_kv 4096, issue 40's shape, F16 and BF16, one thread).
 ATTN_DRAM_CALLS ?=
+ATTN_DRAM_CSV   ?= $(MEASURE)/dram-attention.csv
 bench-dram-attention: $(CACHE_PLUGIN) $(MEASURE)/dram_attention
 	@ATTN_DRAM_CALLS='$(ATTN_DRAM_CALLS)' DRAM_PLACEMENT='$(DRAM_PLACEMENT)' DRAM_L2_KB='$(DRAM_L2_KB)' \
 	  DRAM_LOCKSTEP='$(DRAM_LOCKSTEP)' JOBS=$(JOBS) measure/dram/dram-attention.sh $(CACHE_PLUGIN) \
-	  $(MEASURE)/dram_attention $(MEASURE)/dram-attention $(MEASURE)/dram-attention.csv
+	  $(MEASURE)/dram_attention $(MEASURE)/dram-attention $(ATTN_DRAM_CSV)
 
 # REPLAY_ARGS: M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]
 # (measure/replay/driver_replay.c; PLACEMENT as DRAM_PLACEMENT's, default aligned).
@@ -245,9 +247,13 @@ bench-build-times: $(GEN_BIN)
 # DRAM_GBPS, VEC_UNITS, CORE_GBPS, ... (project.sh's header) pass through the environment.
 PROJECT_MODELS ?= shapes.yaml:28 models/llama.yaml:32
 PROJECT_CYCLES := $(MEASURE)/cycles/cycles.csv
-PROJECT_ARGS    = $(foreach f,$(shell ls -tr $(MEASURE)/count*.csv 2>/dev/null),--count $(f)) \
-                  $(foreach f,$(shell ls -tr $(MEASURE)/dram*.csv 2>/dev/null),--dram $(f)) \
-                  $(shell test -f $(PROJECT_CYCLES) && echo --cycles $(PROJECT_CYCLES)) $(PROJECT_MODELS)
+# Attention's CSVs (bench-count-attention, bench-dram-attention*) apart from the Linears'.
+PROJECT_ARGS    = $(foreach f,$(filter-out %-attention.csv,$(shell ls -tr $(MEASURE)/count*.csv 2>/dev/null)),--count $(f)) \
+                  $(foreach f,$(filter-out $(MEASURE)/dram-attention%,$(shell ls -tr $(MEASURE)/dram*.csv 2>/dev/null)),--dram $(f)) \
+                  $(shell test -f $(PROJECT_CYCLES) && echo --cycles $(PROJECT_CYCLES)) \
+                  $(shell test -f $(MEASURE)/count-attention.csv && echo --attention-count $(MEASURE)/count-attention.csv) \
+                  $(foreach f,$(shell ls -tr $(MEASURE)/dram-attention*.csv 2>/dev/null),--attention-dram $(f)) \
+                  $(PROJECT_MODELS)
 
 # What the projection needs that make bench-count's and make bench-dram's own lists do not
 # measure: the vector work of every Linear of both models (packed, VLEN 256) and Qwen3-0.6B's
@@ -266,11 +272,18 @@ PROJECT_DRAM_CALLS  := $(strip $(foreach s,$(PROJECT_QWEN3),$(foreach t,$(PROJEC
                          $(subst $(proj_comma), ,$(s)) packed$(if $(filter-out 1,$(t)), aligned $(t));))\
                        $(foreach s,$(filter-out %$(proj_comma)4096$(proj_comma)4096,$(PROJECT_LLAMA)),\
                          $(foreach t,$(filter-out 1,$(PROJECT_THREADS)),$(subst $(proj_comma), ,$(s)) packed aligned $(t);)))
+# Attention: the counts of bench-count-attention, and a decoded token's DRAM bytes over its KV
+# bytes for both models' heads (Qwen3-0.6B 16 on 8, Llama-2-7B 32 on 32, of 128) at n_kv 1024
+# and 4096, one thread, into dram-attention-projection.csv.
+PROJECT_ATTN_DRAM   := f16 128 16 8 1 1024;f16 128 16 8 1 4096;f16 128 32 32 1 1024;f16 128 32 32 1 4096
 bench-project-measure:
 	@$(MAKE) --no-print-directory bench-count COUNT_RUNS='$(PROJECT_COUNT_RUNS)' \
 	  COUNT_CSV=$(MEASURE)/count-projection.csv
 	@$(MAKE) --no-print-directory bench-dram DRAM_CALLS='$(PROJECT_DRAM_CALLS)' \
 	  DRAM_CSV=$(MEASURE)/dram-projection.csv
+	@$(MAKE) --no-print-directory bench-count-attention
+	@$(MAKE) --no-print-directory bench-dram-attention ATTN_DRAM_CALLS='$(PROJECT_ATTN_DRAM)' \
+	  ATTN_DRAM_CSV=$(MEASURE)/dram-attention-projection.csv
 
 # The report from what the entries above wrote, the projection in it.
 bench-report:

@@ -215,7 +215,7 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     nd = split(depths, D, " "); blk = blocks[md]
     printf "### %s at context depths: Linears and attention (%s KV cache, %d query heads, %d KV heads of %d)\n", md, toupper(kvc), ahq[md], ahkv[md], ahd[md]
     print ""
-    hdr = "| depth | KV bytes a token reads | attention cycles / MAC | DRAM / KV bytes, " threads " thr."
+    hdr = "| depth | KV bytes a token reads | attention cycles / MAC | DRAM / KV bytes, " tl " thr."
     sep = "|---:|---:|---:|---"
     for (j = 1; j <= nt; j++) { hdr = hdr sprintf(" | decode %d thr., tokens/s | attention", T[j]); sep = sep "|---:|---:" }
     print hdr " |"; print sep "|"
