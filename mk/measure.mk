@@ -100,10 +100,10 @@ $(COUNT_CALL): measure/count/count_call.c $(BENCH_LIB) $(MEASURE)/plain_c_zvl256
 	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -I$(MEASURE)/gen -static $< \
 	  $(MEASURE)/plain_c_zvl256.o $(MEASURE)/plain_c_zvl128.o $(BENCH_LIB) -lpthread -lm -o $@
 
-$(MEASURE)/count_attention: measure/count/count_attention.c $(BENCH_LIB)
+$(MEASURE)/count_attention: measure/count/count_attention.c measure/attention_layout.h $(BENCH_LIB)
 	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -static $< $(BENCH_LIB) -lpthread -lm -o $@
 
-$(MEASURE)/dram_attention: measure/dram/dram_attention.c $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
+$(MEASURE)/dram_attention: measure/dram/dram_attention.c measure/attention_layout.h $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
 	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -static $< $(DRAM_SRCS) $(BENCH_LIB) \
 	  -lpthread -lm -o $@
 

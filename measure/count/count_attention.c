@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../attention_layout.h"
 #include "gemm_rvv.h"
 
 #define HQ 9
@@ -39,16 +40,10 @@ int main(int argc, char **argv)
         k[i] = (uint16_t)(bf16 ? 0x3f80 + i * 7919 % 127 : 0x3400 + i * 7919 % 2047);
         v[i] = (uint16_t)(bf16 ? 0x3f80 + i * 104729 % 127 : 0x3400 + i * 104729 % 2047);
     }
-    for (long i = 0; mask && i < n_q; i++)
-        for (long p = 0; p < n_kv; p++)
-            mask[i * n_kv + p] = p <= n_kv - n_q + i ? 0x0000 : 0xfc00; /* F16 +0, -Inf */
+    attention_causal_mask(mask, n_q, n_kv);
     gemm_rvv_set_threads(1);
-    const gemm_rvv_attention_args a = {
-        .n_q = n_q, .n_kv = n_kv, .head_dim = d, .q_heads = HQ, .kv_heads = HKV, .q = q,
-        .q_row_stride = HQ * d, .q_head_stride = d, .k = k, .k_pos_stride = HKV * d,
-        .k_head_stride = d, .k_type = t, .v = v, .v_pos_stride = HKV * d, .v_head_stride = d,
-        .v_type = t, .mask = mask, .mask_row_stride = n_kv, .scale = 0.0884f, .out = out,
-        .out_row_stride = HQ * d, .out_head_stride = d};
+    const gemm_rvv_attention_args a =
+        attention_ggml_args(t, d, HQ, HKV, n_q, n_kv, q, k, v, mask, out);
     const gemm_rvv_status s = gemm_rvv_attention(&a);
     if (s != GEMM_RVV_OK) {
         fprintf(stderr, "%s\n", gemm_rvv_strerror(s));

@@ -14,6 +14,7 @@
 
 #include "cache_marker.h"
 #include "dram_data.h"
+#include "../attention_layout.h"
 #include "gemm_rvv.h"
 #include "placement.h"
 
@@ -56,9 +57,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < rows; i++)
         q[i] = (float)((int)(i * 2654435761u >> 20) % 2001 - 1000) / 1024.0f;
     memset(out, 0, 4 * rows);
-    for (long i = 0; mask && i < n_q; i++)
-        for (long p = 0; p < n_kv; p++)
-            mask[i * n_kv + p] = p <= n_kv - n_q + i ? 0x0000 : 0xfc00; /* F16 +0, -Inf */
+    attention_causal_mask(mask, n_q, n_kv);
     if (gemm_rvv_set_threads((int)threads) != GEMM_RVV_OK || gemm_rvv_get_threads() != threads) {
         fprintf(stderr, "dram_attention: the pool could not take %ld threads\n", threads);
         return 1;
@@ -67,12 +66,8 @@ int main(int argc, char **argv)
     if (threads > 1)
         nanosleep(&(struct timespec){.tv_sec = 1}, NULL);
     const gemm_rvv_type t = bf16 ? GEMM_RVV_BF16 : GEMM_RVV_F16;
-    const gemm_rvv_attention_args a = {
-        .n_q = n_q, .n_kv = n_kv, .head_dim = d, .q_heads = hq, .kv_heads = hkv, .q = q,
-        .q_row_stride = hq * d, .q_head_stride = d, .k = k, .k_pos_stride = hkv * d,
-        .k_head_stride = d, .k_type = t, .v = v, .v_pos_stride = hkv * d, .v_head_stride = d,
-        .v_type = t, .mask = mask, .mask_row_stride = n_kv, .scale = 0.0884f, .out = out,
-        .out_row_stride = hq * d, .out_head_stride = d};
+    const gemm_rvv_attention_args a =
+        attention_ggml_args(t, d, hq, hkv, n_q, n_kv, q, k, v, mask, out);
     cache_model_start();
     const gemm_rvv_status s = gemm_rvv_attention(&a);
     cache_model_stop();
