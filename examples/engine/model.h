@@ -1,6 +1,7 @@
 /* The decoder's forward pass: embeddings, then per block RMSNorm, attention (RoPE, grouped
- * query heads over an F16 or BF16 KV cache, computed by gemm_rvv_attention) and a SwiGLU MLP, then the final norm and the lm_head. Activations
- * are FP32 between the Linears and rounded to BF16 going into them. */
+ * query heads over an F16 or BF16 KV cache, computed by gemm_rvv_attention) and a SwiGLU MLP,
+ * then the final norm and the lm_head. Activations are FP32 between the Linears and rounded to
+ * BF16 going into them. */
 #ifndef ENGINE_MODEL_H
 #define ENGINE_MODEL_H
 
