@@ -9,6 +9,7 @@
 #   make test-engine            test-models, bad model folders, Qwen3 at VLEN 256 against PyTorch
 #   make check-engine           all three architectures at VLEN 128 and 256 and with
 #                               GEMM_RVV_DISABLE=1, each against PyTorch and bit-identical
+#                               (F16 KV cache), and at VLEN 256 with a BF16 cache
 
 .PHONY: engine shapes-tool models test-models engine-deps test-engine check-engine
 
@@ -95,7 +96,7 @@ test-engine: test-models $(ENGINE_TEST)/gemm-rvv-engine $(ENGINE_TEST)/models/.m
 	$(call check_engine,qwen3,vlen=256)
 
 check-engine: test-models $(ENGINE_TEST)/gemm-rvv-engine $(ENGINE_TEST)/models/.made
-	$(call check_engine,llama qwen2 qwen3,vlen=128 vlen=256 vlen=256:disable)
+	$(call check_engine,llama qwen2 qwen3,vlen=128 vlen=256 vlen=256:disable vlen=256:bf16)
 
 # ---- the engine on the host, under AddressSanitizer + UBSan ------------------------------------
 # Linked against the host runtime (mk/host-runtime.mk: plain C tiles), so that its reading and

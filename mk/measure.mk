@@ -3,9 +3,10 @@
 # test-placement and test-project.
 #   make bench-selftest      the cache model on programs whose DRAM traffic is known by hand
 #   make bench-count         instructions and vector work per MAC, counted by a QEMU plugin
-#   make bench-count-attention  the same for one gemm_rvv_attention call of a decoded token
+#   make bench-count-attention  the same per attention MAC of gemm_rvv_attention calls
 #   make bench-static        vector work per MAC of every plan's tiles, read from the objects
 #   make bench-dram          DRAM traffic of whole calls under the cache model
+#   make bench-dram-attention  the same for gemm_rvv_attention calls, against the KV bytes read
 #   make bench-replay        one call of the shipped driver traced on the host, any blocking
 #   make test-placement      traces: misaligned buffers move the bytes of aligned ones (a check)
 #   make bench-build-times   make gen plus the library, from nothing, per shapes file
@@ -13,7 +14,8 @@
 #   make test-cycles         that table can be made from make's library (a check, no figures)
 #   make bench-project       the projected K1 times (measure/report/project.sh) from what is there,
 #                            compute from the tiles' modelled cycles (bench-cycles)
-#   make bench-project-measure  the counts and DRAM calls the projection needs beyond the above
+#   make bench-project-measure  the counts and DRAM calls the projection needs beyond the above,
+#                            attention's too
 #   make test-project        project.sh on its fixture, its key figures checked
 #   make bench               all of the above, then make bench-report (report.md)
 # Every measurement runs on one library, that of measure/shapes.yaml: a call has one figure,
@@ -38,7 +40,7 @@ DRAM_TWIN      := $(MEASURE)/dram_variant_twin
 DRAM_REAL      := $(MEASURE)/dram_variant_real
 
 .PHONY: bench bench-deps bench-report bench-selftest bench-count bench-count-attention bench-static \
-        bench-dram bench-replay bench-build-times test-placement test-placement-full bench-project \
+        bench-dram bench-dram-attention bench-replay bench-build-times test-placement test-placement-full bench-project \
         bench-project-measure test-project cycles-deps bench-cycles test-cycles
 
 bench-deps:
@@ -98,8 +100,12 @@ $(COUNT_CALL): measure/count/count_call.c $(BENCH_LIB) $(MEASURE)/plain_c_zvl256
 	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -I$(MEASURE)/gen -static $< \
 	  $(MEASURE)/plain_c_zvl256.o $(MEASURE)/plain_c_zvl128.o $(BENCH_LIB) -lpthread -lm -o $@
 
-$(MEASURE)/count_attention: measure/count/count_attention.c $(BENCH_LIB)
+$(MEASURE)/count_attention: measure/count/count_attention.c measure/attention_layout.h $(BENCH_LIB)
 	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -static $< $(BENCH_LIB) -lpthread -lm -o $@
+
+$(MEASURE)/dram_attention: measure/dram/dram_attention.c measure/attention_layout.h $(DRAM_SRCS) $(DRAM_HDRS) $(BENCH_LIB)
+	$(TARGET_CC) $(TARGET_CFLAGS) $(MEASURE_CPPFLAGS) -static $< $(DRAM_SRCS) $(BENCH_LIB) \
+	  -lpthread -lm -o $@
 
 $(CACHE_SELFTEST): measure/cache/selftest.c $(MARKER_SRCS) measure/cache/cache_marker.h $(BUILD)/probe.ok
 	@mkdir -p $(@D)
@@ -154,17 +160,12 @@ bench-count: $(PLUGIN) $(COUNT_CALL)
 	@COUNT_RUNS='$(COUNT_RUNS)' JOBS=$(JOBS) measure/count/count.sh $(PLUGIN) $(COUNT_CALL) \
 	  $(MEASURE)/count $(COUNT_CSV)
 
-# Per attention MAC (2 n_q n_kv D H_q), counted in gemm_rvv_attention and the runtime's
-# gr_attention_ functions, at VLEN 256: kv_type,n_kv,insns_per_mac,scalar_per_mac,vwork_per_mac.
-ATTN_COUNT_KV ?= 256 1024
+# Per attention MAC (2 n_q n_kv D H_q) of gemm_rvv_attention calls, F16 and BF16 caches, a
+# decoded token and a prompt (measure/count/count-attention.sh: ATTN_COUNT_TYPES, _D, _KV,
+# _PROMPT, _SYMS), VLEN 256, one thread, beside issue 40's targets and ggml's figures.
 bench-count-attention: $(PLUGIN) $(MEASURE)/count_attention
-	@set -e; out=$(MEASURE)/count-attention.csv; echo "kv_type,n_kv,insns_per_mac,scalar_per_mac,vwork_per_mac" > $$out.part; \
-	for t in f16 bf16; do for n in $(ATTN_COUNT_KV); do \
-	  macs=$$(qemu-riscv64 -cpu rv64,v=true,vext_spec=v1.0,vlen=256 -plugin $(PLUGIN),sym=gemm_rvv_attention,sym=gr_attention_,out=$(MEASURE)/count-attention.txt \
-	    $(MEASURE)/count_attention $$t $$n); \
-	  awk -v t=$$t -v n=$$n -v m=$$macs '{ for (i = 1; i <= NF; i++) { split($$i, kv, "="); c[kv[1]] = kv[2] } } \
-	    END { printf "%s,%s,%.3f,%.3f,%.3f\n", t, n, c["insns"] / m, c["scalar"] / m, c["vwork_eighths"] / 8 / m }' \
-	    $(MEASURE)/count-attention.txt >> $$out.part; done; done; mv $$out.part $$out; cat $$out
+	@JOBS=$(JOBS) measure/count/count-attention.sh $(PLUGIN) $(MEASURE)/count_attention \
+	  $(MEASURE)/count-attention $(MEASURE)/count-attention.csv
 
 BENCH_VLEN ?= 256
 bench-static: $(BENCH_LIB)
@@ -194,6 +195,16 @@ bench-dram: $(CACHE_PLUGIN) $(DRAM_CALL) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(
 	  DRAM_COLS='$(DRAM_COLS)' DRAM_MAP='$(DRAM_MAP)' JOBS=$(JOBS) SID_QEMU='$(SID_QEMU)' \
 	  measure/dram/dram.sh $(CACHE_PLUGIN) $(DRAM_CALL) $(MEASURE)/explain.txt $(MEASURE)/dram \
 	  $(DRAM_CSV) $(if $(DRAM_NEEDS_TWIN),$(DRAM_TWIN) $(DRAM_REAL))
+
+# DRAM bytes of gemm_rvv_attention calls against the cache bytes they must read
+# (measure/dram/dram-attention.sh: ATTN_DRAM_CALLS="TYPE D H_Q H_KV N_Q N_KV [THREADS];...";
+# default a decoded token at n_kv 4096, issue 40's shape, F16 and BF16, one thread).
+ATTN_DRAM_CALLS ?=
+ATTN_DRAM_CSV   ?= $(MEASURE)/dram-attention.csv
+bench-dram-attention: $(CACHE_PLUGIN) $(MEASURE)/dram_attention
+	@ATTN_DRAM_CALLS='$(ATTN_DRAM_CALLS)' DRAM_PLACEMENT='$(DRAM_PLACEMENT)' DRAM_L2_KB='$(DRAM_L2_KB)' \
+	  DRAM_LOCKSTEP='$(DRAM_LOCKSTEP)' JOBS=$(JOBS) measure/dram/dram-attention.sh $(CACHE_PLUGIN) \
+	  $(MEASURE)/dram_attention $(MEASURE)/dram-attention $(ATTN_DRAM_CSV)
 
 # REPLAY_ARGS: M N K strips|tiles KC NC packed|plain L2_KB [PLACEMENT]
 # (measure/replay/driver_replay.c; PLACEMENT as DRAM_PLACEMENT's, default aligned).
@@ -236,9 +247,13 @@ bench-build-times: $(GEN_BIN)
 # DRAM_GBPS, VEC_UNITS, CORE_GBPS, ... (project.sh's header) pass through the environment.
 PROJECT_MODELS ?= shapes.yaml:28 models/llama.yaml:32
 PROJECT_CYCLES := $(MEASURE)/cycles/cycles.csv
-PROJECT_ARGS    = $(foreach f,$(shell ls -tr $(MEASURE)/count*.csv 2>/dev/null),--count $(f)) \
-                  $(foreach f,$(shell ls -tr $(MEASURE)/dram*.csv 2>/dev/null),--dram $(f)) \
-                  $(shell test -f $(PROJECT_CYCLES) && echo --cycles $(PROJECT_CYCLES)) $(PROJECT_MODELS)
+# Attention's CSVs (bench-count-attention, bench-dram-attention*) apart from the Linears'.
+PROJECT_ARGS    = $(foreach f,$(filter-out %-attention.csv,$(shell ls -tr $(MEASURE)/count*.csv 2>/dev/null)),--count $(f)) \
+                  $(foreach f,$(filter-out $(MEASURE)/dram-attention%,$(shell ls -tr $(MEASURE)/dram*.csv 2>/dev/null)),--dram $(f)) \
+                  $(shell test -f $(PROJECT_CYCLES) && echo --cycles $(PROJECT_CYCLES)) \
+                  $(shell test -f $(MEASURE)/count-attention.csv && echo --attention-count $(MEASURE)/count-attention.csv) \
+                  $(foreach f,$(shell ls -tr $(MEASURE)/dram-attention*.csv 2>/dev/null),--attention-dram $(f)) \
+                  $(PROJECT_MODELS)
 
 # What the projection needs that make bench-count's and make bench-dram's own lists do not
 # measure: the vector work of every Linear of both models (packed, VLEN 256) and Qwen3-0.6B's
@@ -257,11 +272,18 @@ PROJECT_DRAM_CALLS  := $(strip $(foreach s,$(PROJECT_QWEN3),$(foreach t,$(PROJEC
                          $(subst $(proj_comma), ,$(s)) packed$(if $(filter-out 1,$(t)), aligned $(t));))\
                        $(foreach s,$(filter-out %$(proj_comma)4096$(proj_comma)4096,$(PROJECT_LLAMA)),\
                          $(foreach t,$(filter-out 1,$(PROJECT_THREADS)),$(subst $(proj_comma), ,$(s)) packed aligned $(t);)))
+# Attention: the counts of bench-count-attention, and a decoded token's DRAM bytes over its KV
+# bytes for both models' heads (Qwen3-0.6B 16 on 8, Llama-2-7B 32 on 32, of 128) at n_kv 1024
+# and 4096, one thread, into dram-attention-projection.csv.
+PROJECT_ATTN_DRAM   := f16 128 16 8 1 1024;f16 128 16 8 1 4096;f16 128 32 32 1 1024;f16 128 32 32 1 4096
 bench-project-measure:
 	@$(MAKE) --no-print-directory bench-count COUNT_RUNS='$(PROJECT_COUNT_RUNS)' \
 	  COUNT_CSV=$(MEASURE)/count-projection.csv
 	@$(MAKE) --no-print-directory bench-dram DRAM_CALLS='$(PROJECT_DRAM_CALLS)' \
 	  DRAM_CSV=$(MEASURE)/dram-projection.csv
+	@$(MAKE) --no-print-directory bench-count-attention
+	@$(MAKE) --no-print-directory bench-dram-attention ATTN_DRAM_CALLS='$(PROJECT_ATTN_DRAM)' \
+	  ATTN_DRAM_CSV=$(MEASURE)/dram-attention-projection.csv
 
 # The report from what the entries above wrote, the projection in it.
 bench-report:

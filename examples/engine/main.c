@@ -2,7 +2,11 @@
  * and out. It loads a Hugging Face model folder, packs every Linear once, runs the prompt as
  * one prefill (M = prompt length) and then greedy decode (M = 1).
  *
- *   gemm-rvv-engine MODEL_DIR --prompt 1,2,3 --steps N [--threads T] [--logits FILE]
+ *   gemm-rvv-engine MODEL_DIR --prompt 1,2,3 --steps N [--threads T] [--kv-cache f16|bf16]
+ *                   [--logits FILE]
+ *
+ * The KV cache holds F16 (the default, as llama.cpp's) or BF16 elements; attention runs on it
+ * in the library (gemm_rvv_attention).
  *
  * stdout: "tokens: ..." (the generated ids), prefill and decode speed, the weight bytes read
  * per token, and the library's table of which shapes ran on kernels. --logits writes the FP32
@@ -27,6 +31,7 @@ typedef struct options {
     int32_t *prompt;
     int64_t prompt_len, steps;
     int threads;
+    gemm_rvv_type cache_type;
 } options;
 
 static int usage(const char *why)
@@ -34,7 +39,7 @@ static int usage(const char *why)
     if (why)
         fprintf(stderr, "%s: %s\n", program, why);
     fprintf(stderr, "usage: %s MODEL_DIR --prompt ID,ID,... --steps N [--threads T] "
-                    "[--logits FILE]\n", program);
+                    "[--kv-cache f16|bf16] [--logits FILE]\n", program);
     return 2;
 }
 
@@ -78,7 +83,7 @@ static int parse_prompt(const char *text, options *o)
 
 static int parse_args(int argc, char **argv, options *o)
 {
-    *o = (options){.steps = -1, .threads = 0};
+    *o = (options){.steps = -1, .threads = 0, .cache_type = GEMM_RVV_F16};
     const char *prompt = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -90,6 +95,10 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--threads") && value) {
             long long t = whole(value);
             o->threads = t > 0 && t <= 1024 ? (int)t : -1, i++;
+        } else if (!strcmp(a, "--kv-cache") && value) {
+            if (strcmp(value, "f16") && strcmp(value, "bf16"))
+                return usage("--kv-cache takes f16 or bf16");
+            o->cache_type = strcmp(value, "f16") ? GEMM_RVV_BF16 : GEMM_RVV_F16, i++;
         } else if (!strcmp(a, "--logits") && value) {
             o->logits_path = value, i++;
         } else if (a[0] != '-' && !o->model_dir) {
@@ -146,7 +155,7 @@ static int generate(const model_config *c, const model_weights *w, const options
 {
     engine_state s;
     float *logits = malloc((size_t)c->vocab * sizeof *logits);
-    if (!logits || engine_state_init(&s, c, o->prompt_len + o->steps, o->prompt_len)) {
+    if (!logits || engine_state_init(&s, c, o->prompt_len + o->steps, o->prompt_len, o->cache_type)) {
         fprintf(stderr, "%s: error: out of memory for the KV cache and buffers\n", program);
         free(logits);
         return 1;
@@ -192,6 +201,13 @@ static void report(const model_config *c, const model_weights *w, const options 
     printf("weight bytes read per token: %llu (%.1f MiB, BF16 Linears of %lld layers and the lm_head)\n",
            (unsigned long long)w->linear_bytes, (double)w->linear_bytes / 1048576.0,
            (long long)c->layers);
+    /* the last token's attention read K and V of every position before it and its own */
+    int64_t positions = o->prompt_len + o->steps - 1;
+    unsigned long long cache_bytes =
+        2ull * (unsigned long long)(c->layers * positions * model_kv_dim(c)) * 2u;
+    printf("KV cache bytes read by the last token: %llu (%.1f MiB, %s, %lld positions)\n",
+           cache_bytes, (double)cache_bytes / 1048576.0,
+           o->cache_type == GEMM_RVV_F16 ? "F16" : "BF16", (long long)positions);
     printf("gemm_rvv %s, kernels %s, %d threads:\n", gemm_rvv_version(),
            gemm_rvv_kernels_active() ? "active" : "off (fallback only)", gemm_rvv_get_threads());
     gemm_rvv_counters_print(stdout);

@@ -1,5 +1,5 @@
-/* The forward pass of model.h, written for clarity over speed outside the Linears: those are
- * where the time goes, and they run in the library. */
+/* The forward pass of model.h, written for clarity over speed outside the Linears and the
+ * attention: those are where the time goes, and they run in the library. */
 #include "model.h"
 
 #include <math.h>
@@ -35,18 +35,20 @@ static void rope_frequencies(const model_config *c, float *inv_freq)
     }
 }
 
-int engine_state_init(engine_state *s, const model_config *c, int64_t context, int64_t max_rows)
+int engine_state_init(engine_state *s, const model_config *c, int64_t context, int64_t max_rows,
+                      gemm_rvv_type cache_type)
 {
     int64_t q = model_q_dim(c), kv = model_kv_dim(c), r = max_rows;
     int64_t widest = c->hidden > q ? c->hidden : q;
     widest = widest > c->intermediate ? widest : c->intermediate;
-    *s = (engine_state){.context = context, .max_rows = max_rows};
+    *s = (engine_state){.context = context, .max_rows = max_rows, .cache_type = cache_type};
     /* A cache beyond 2^60 bytes cannot be allocated; refusing it keeps the sizes below exact. */
-    if ((double)c->layers * (double)context * (double)kv * 4.0 > 0x1p60 ||
-        (double)r * (double)widest * 4.0 > 0x1p60)
+    if ((double)c->layers * (double)context * (double)kv * 2.0 > 0x1p60 ||
+        (double)r * (double)(widest > context ? widest : context) * 4.0 > 0x1p60)
         return 1;
-    s->k_cache = alloc_floats(c->layers * context * kv);
-    s->v_cache = alloc_floats(c->layers * context * kv);
+    s->k_cache = calloc((size_t)(c->layers * context * kv), sizeof *s->k_cache);
+    s->v_cache = calloc((size_t)(c->layers * context * kv), sizeof *s->v_cache);
+    s->mask = calloc((size_t)(r * context), sizeof *s->mask);
     s->x = alloc_floats(r * c->hidden);
     s->q = alloc_floats(r * q);
     s->k = alloc_floats(r * kv);
@@ -56,10 +58,9 @@ int engine_state_init(engine_state *s, const model_config *c, int64_t context, i
     s->up = alloc_floats(r * c->intermediate);
     s->out = alloc_floats(r * c->hidden);
     s->in = calloc((size_t)(r * widest), sizeof *s->in);
-    s->scores = alloc_floats(context);
     s->inv_freq = alloc_floats(c->head_dim / 2);
-    if (!s->k_cache || !s->v_cache || !s->x || !s->q || !s->k || !s->v || !s->attn || !s->gate ||
-        !s->up || !s->out || !s->in || !s->scores || !s->inv_freq) {
+    if (!s->k_cache || !s->v_cache || !s->mask || !s->x || !s->q || !s->k || !s->v || !s->attn ||
+        !s->gate || !s->up || !s->out || !s->in || !s->inv_freq) {
         engine_state_free(s);
         return 1;
     }
@@ -69,8 +70,8 @@ int engine_state_init(engine_state *s, const model_config *c, int64_t context, i
 
 void engine_state_free(engine_state *s)
 {
-    void *buffers[] = {s->k_cache, s->v_cache, s->x, s->q, s->k, s->v, s->attn, s->gate,
-                       s->up, s->out, s->in, s->scores, s->inv_freq};
+    void *buffers[] = {s->k_cache, s->v_cache, s->mask, s->x, s->q, s->k, s->v, s->attn,
+                       s->gate, s->up, s->out, s->in, s->inv_freq};
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
         free(buffers[i]);
     *s = (engine_state){0};
@@ -121,37 +122,35 @@ static void rope(float *v, int64_t heads, int64_t head_dim, int64_t pos, const f
     }
 }
 
-/* One query row at position pos against the cache of positions 0 .. pos. */
-static void attend(const model_config *c, engine_state *s, const float *k_cache,
-                   const float *v_cache, const float *q, int64_t pos, float *out)
+/* The cache's element from FP32: F16 or BF16, rounded to nearest even. */
+static uint16_t to_cache(gemm_rvv_type type, float x)
 {
-    int64_t hd = c->head_dim, kv_dim = model_kv_dim(c), group = c->heads / c->kv_heads;
-    float scale = (float)(1.0 / sqrt((double)hd));
-    for (int64_t h = 0; h < c->heads; h++) {
-        const float *qh = q + h * hd;
-        int64_t kv_off = (h / group) * hd;
-        float top = -INFINITY;
-        for (int64_t j = 0; j <= pos; j++) {
-            const float *kj = k_cache + j * kv_dim + kv_off;
-            float dot = 0;
-            for (int64_t d = 0; d < hd; d++)
-                dot += qh[d] * kj[d];
-            s->scores[j] = dot * scale;
-            top = fmaxf(top, s->scores[j]);
-        }
-        float sum = 0;
-        for (int64_t j = 0; j <= pos; j++)
-            sum += s->scores[j] = expf(s->scores[j] - top);
-        float *oh = out + h * hd;
-        for (int64_t d = 0; d < hd; d++)
-            oh[d] = 0;
-        for (int64_t j = 0; j <= pos; j++) {
-            const float *vj = v_cache + j * kv_dim + kv_off;
-            float p = s->scores[j] / sum;
-            for (int64_t d = 0; d < hd; d++)
-                oh[d] += p * vj[d];
-        }
-    }
+    return type == GEMM_RVV_F16 ? f32_to_f16(x) : f32_to_bf16(x);
+}
+
+/* Rows 0 .. m - 1 (positions pos .. pos + m - 1) against the cache of positions 0 .. pos + m - 1,
+ * each row seeing positions up to its own (causal), all heads in one gemm_rvv_attention call;
+ * outputs [m, q_dim]. One row needs no mask: it sees the whole cache. */
+static int attend(const model_config *c, engine_state *s, const uint16_t *k_cache,
+                  const uint16_t *v_cache, int64_t m, int64_t pos, char *err, size_t err_size)
+{
+    int64_t n_kv = pos + m, hd = c->head_dim, kv_dim = model_kv_dim(c), q_dim = model_q_dim(c);
+    for (int64_t r = 0; r < m && m > 1; r++)
+        for (int64_t p = 0; p < n_kv; p++)
+            s->mask[r * n_kv + p] = p <= pos + r ? 0x0000 : 0xfc00; /* F16 +0 and -Inf */
+    gemm_rvv_attention_args a = {
+        .n_q = m, .n_kv = n_kv, .head_dim = hd, .q_heads = c->heads, .kv_heads = c->kv_heads,
+        .q = s->q, .q_row_stride = q_dim, .q_head_stride = hd,
+        .k = k_cache, .k_pos_stride = kv_dim, .k_head_stride = hd, .k_type = s->cache_type,
+        .v = v_cache, .v_pos_stride = kv_dim, .v_head_stride = hd, .v_type = s->cache_type,
+        .mask = m > 1 ? s->mask : NULL, .mask_row_stride = n_kv,
+        .scale = (float)(1.0 / sqrt((double)hd)),
+        .out = s->attn, .out_row_stride = q_dim, .out_head_stride = hd};
+    gemm_rvv_status st = gemm_rvv_attention(&a);
+    if (st != GEMM_RVV_OK)
+        snprintf(err, err_size, "gemm_rvv_attention (n_q=%lld, n_kv=%lld): %s", (long long)m,
+                 (long long)n_kv, gemm_rvv_strerror(st));
+    return st != GEMM_RVV_OK;
 }
 
 static void add(float *x, const float *y, int64_t n)
@@ -164,8 +163,8 @@ static int attention_block(const model_config *c, const layer_weights *lw, engin
                            int64_t layer, int64_t m, int64_t pos, char *err, size_t err_size)
 {
     int64_t hidden = c->hidden, q_dim = model_q_dim(c), kv_dim = model_kv_dim(c);
-    float *k_cache = s->k_cache + layer * s->context * kv_dim;
-    float *v_cache = s->v_cache + layer * s->context * kv_dim;
+    uint16_t *k_cache = s->k_cache + layer * s->context * kv_dim;
+    uint16_t *v_cache = s->v_cache + layer * s->context * kv_dim;
     for (int64_t r = 0; r < m; r++) {
         rms_norm(s->x + r * hidden, lw->attn_norm, hidden, c->rms_eps, s->out + r * hidden);
         to_bf16(s->out + r * hidden, hidden, s->in + r * hidden);
@@ -185,13 +184,12 @@ static int attention_block(const model_config *c, const layer_weights *lw, engin
         rope(qr, c->heads, c->head_dim, pos + r, s->inv_freq);
         rope(kr, c->kv_heads, c->head_dim, pos + r, s->inv_freq);
         for (int64_t i = 0; i < kv_dim; i++) {
-            k_cache[(pos + r) * kv_dim + i] = kr[i];
-            v_cache[(pos + r) * kv_dim + i] = s->v[r * kv_dim + i];
+            k_cache[(pos + r) * kv_dim + i] = to_cache(s->cache_type, kr[i]);
+            v_cache[(pos + r) * kv_dim + i] = to_cache(s->cache_type, s->v[r * kv_dim + i]);
         }
     }
-    /* Row r sees positions up to its own: causal attention. */
-    for (int64_t r = 0; r < m; r++)
-        attend(c, s, k_cache, v_cache, s->q + r * q_dim, pos + r, s->attn + r * q_dim);
+    if (attend(c, s, k_cache, v_cache, m, pos, err, err_size))
+        return 1;
     to_bf16(s->attn, m * q_dim, s->in);
     if (linear(s->in, m, q_dim, lw->o, NULL, s->out, hidden, err, err_size))
         return 1;

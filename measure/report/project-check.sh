@@ -10,13 +10,21 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd) work=$1
 fix=$here/fixture
 mkdir -p "$work"
-run() { # NAME DRAM_CSV|cycles.csv... : the projection of the fixture with those CSVs
+run() { # NAME DRAM_CSV|cycles.csv|count-attention.csv|dram-attention.csv... : the projection
+  # of the fixture with those CSVs (attention at depths 0 and 999, KV_CACHE as in the caller's
+  # environment, else f16)
   local name=$1 args=() f
   shift
   for f in "$@"; do
-    case $f in cycles*) args+=(--cycles "$fix/$f") ;; *) args+=(--dram "$fix/$f") ;; esac
+    case $f in
+      cycles*) args+=(--cycles "$fix/$f") ;;
+      count-attention*) args+=(--attention-count "$fix/$f") ;;
+      dram-attention*) args+=(--attention-dram "$fix/$f") ;;
+      *) args+=(--dram "$fix/$f") ;;
+    esac
   done
   K1_GHZ=1 DRAM_GBPS=1 VLEN=256 DLEN=128 VEC_UNITS=2 PROMPT=128 THREADS="1 4 8" CORE_GBPS='' \
+    DEPTHS="0 999" SCALAR_IPC=1 KV_CACHE=${KV_CACHE:-f16} \
     "$here/project.sh" --count "$fix/count.csv" "${args[@]}" --csv "$work/$name.csv" \
     "$fix/shapes.yaml:2" > "$work/$name.md"
 }
@@ -102,8 +110,42 @@ grep -q 'Compute from the X60 model instead' "$work/cyc.md" ||
 ! grep -q 'Compute from the X60 model instead' "$work/new.md" ||
   { echo "project-check: new.md: states a modelled compute it has no cycles for" >&2; fail=1; }
 
+# Attention (count-attention.csv, dram-attention.csv; 4 query heads, 2 KV heads of 64, from
+# the shapes file's comment). A decoded token at depth 999: n_kv 1000, 2 x 1000 x 64 x 4 =
+# 512,000 MACs at 2 cycles each (D 64's row at n_kv 500, scalar 2.0 a cycle over vector work
+# 0.5; not D 128's of n_kv 1000, 50: the head dim is matched first): 1.024 ms on 1 thread, 0.256 on 4 and 8 (4 heads); KV bytes 4 x 1000 x 2 x 64
+# = 512,000 x 1.5 (1 thread, 512 KiB), 2.0 (the 4-thread row), 3.0 († the one-thread 128 KiB
+# row for 8): 0.768, 1.024, 1.536 ms. Two blocks: 2.048, 2.048, 3.072 ms, added to the decode
+# of the Linears above (6.497811, 7.397412, 6.9 ms).
+run attn dram.csv count-attention.csv dram-attention.csv
+expect attn attention decode@999 1 1 ms 2.048 bound compute
+expect attn attention decode@999 1 1 dram_ratio 1.5 dram_mark ""
+expect attn attention decode@999 1 1 tok_s 117.016396
+expect attn attention decode@999 1 4 ms 2.048 bound memory
+expect attn attention decode@999 1 4 tok_s 105.871507 dram_mark ""
+expect attn attention decode@999 1 8 ms 3.072 dram_mark "†"
+expect attn attention decode@999 1 8 tok_s 100.280786
+# depth 0: n_kv 1, the DRAM row of n_kv 250 (nearer in log than 1000): ratio 2, 1,024 bytes
+expect attn attention decode@0 1 1 dram_ratio 2
+expect attn attention decode@0 1 1 ms 0.002048
+# A prompt of 128 at depth 999: 128 x 999 + 128 x 129 / 2 = 136,128 live positions, 2 x 64 x
+# 4 MACs each, at the prompt row's 1.0 scalar instructions per MAC over its live fraction
+# (4,227,072 / 8,388,608): 1.984496 cycles; 138.3145 ms a block on 1 thread, / 4 and / 8;
+# its KV bytes once (§). Two blocks added to the Linears' prefill (53.3, 15.653659, 17.67561).
+expect attn attention prefill@999 128 1 ms 276.62898 bound compute
+expect attn attention prefill@999 128 1 tok_s 387.962282 dram_mark "§"
+expect attn attention prefill@999 128 4 tok_s 1509.239896
+expect attn attention prefill@999 128 8 tok_s 2449.562339
+grep -q 'Fixture at context depths' "$work/attn.md" ||
+  { echo "project-check: attn.md: no table at context depths" >&2; fail=1; }
+grep -q 'no --attention-count' "$work/new.md" ||
+  { echo "project-check: new.md: does not say that attention is not projected" >&2; fail=1; }
+# A BF16 cache takes the bf16 rows: 9 cycles a MAC (4.608 ms), ratio 10 (5.12 ms) a block.
+KV_CACHE=bf16 run attn-bf16 dram.csv count-attention.csv dram-attention.csv
+expect attn-bf16 attention decode@999 1 1 ms 10.24 bound memory
+
 # the assumptions once, beside the tables
-for name in new old both cyc; do
+for name in new old both cyc attn; do
   [ "$(grep -c '^Assumptions' "$work/$name.md")" = 1 ] ||
     { echo "project-check: $name.md: the assumptions are not stated once" >&2; fail=1; }
 done

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What a token costs on a K1: every Linear of each model projected from the counted vector
 # work and the cache model's DRAM bytes, at M = 1 (decode) and M = PROMPT (prefill), on 1, 4 and
-# 8 threads, then each model's decode and prefill tokens/s against its bandwidth bound. Markdown
-# on stdout:
-#   measure/report/project.sh [--count CSV]... [--dram CSV]... [--cycles CSV] [--csv OUT] SHAPES_YAML:BLOCKS...
+# 8 threads, then each model's decode and prefill tokens/s against its bandwidth bound, and at
+# context depths with attention added. Markdown on stdout:
+#   measure/report/project.sh [--count CSV]... [--dram CSV]... [--cycles CSV]
+#                             [--attention-count CSV] [--attention-dram CSV]... [--csv OUT] SHAPES_YAML:BLOCKS...
 # --count: make bench-count's CSVs (count.csv, count-selected.csv: the kernel-packed rows at
 #   VLEN). --dram: make bench-dram's CSVs (dram.csv, dram-selected.csv or copies of it: the
 #   packed rows on aligned buffers), in either format, told apart by the header line:
@@ -13,20 +14,30 @@
 # --cycles: make bench-cycles' cycles.csv (the k-loop of every tile under llvm-mca's X60 model):
 #   then a call's compute is the modelled cycles per MAC of the tiles its plan runs (the base
 #   variant's: the K1 has no Zvfbfwma) instead of the vector work at the nominal rate.
+# --attention-count: make bench-count-attention's count-attention.csv (gemm_rvv_attention's
+#   instructions and vector work per MAC, by cache type, head dim, decoding or a prompt, n_kv).
+# --attention-dram: make bench-dram-attention's dram-attention.csv (a decoded token's DRAM bytes
+#   over the KV bytes it reads, by head dim, heads, n_kv, threads, L2).
 # SHAPES_YAML:BLOCKS: a shapes file (its layers' name, N and K; `lm_head` runs once per token,
-#   every other layer once per transformer block) and the model's number of blocks.
+#   every other layer once per transformer block; the attention's shape from its header comment
+#   "H query heads and G key/value heads of D", as gemm-rvv-shapes writes it) and the model's
+#   number of blocks.
 # --csv OUT: also every figure as CSV (what measure/report/project-check.sh compares).
 # Assumptions, each an environment variable printed with the tables: K1_GHZ (1.6), VLEN (256),
 # DLEN (128), VEC_UNITS (2: vector units that each take an instruction), DRAM_GBPS (4.4),
-# CORE_GBPS (unset: no per-core limit), PROMPT (128), THREADS ("1 4 8").
+# CORE_GBPS (unset: no per-core limit), PROMPT (128), THREADS ("1 4 8"); for attention DEPTHS
+# ("0 1024 4096": tokens in the KV cache before the token or the prompt), KV_CACHE (f16),
+# SCALAR_IPC (1: scalar instructions a cycle).
 set -euo pipefail
 usage() { echo "usage: $0 [--count CSV]... [--dram CSV]... [--cycles CSV] [--csv OUT] SHAPES_YAML:BLOCKS..." >&2; exit 2; }
-counts=() drams=() cycles=() csv_out=/dev/null models=()
+counts=() drams=() cycles=() attn_counts=() attn_drams=() csv_out=/dev/null models=()
 while [ $# -gt 0 ]; do
   case $1 in
     --count) [ $# -ge 2 ] || usage; counts+=("$2"); shift 2 ;;
     --dram) [ $# -ge 2 ] || usage; drams+=("$2"); shift 2 ;;
     --cycles) [ $# -ge 2 ] || usage; cycles=("$2"); shift 2 ;;
+    --attention-count) [ $# -ge 2 ] || usage; attn_counts=("$2"); shift 2 ;;
+    --attention-dram) [ $# -ge 2 ] || usage; attn_drams+=("$2"); shift 2 ;;
     --csv) [ $# -ge 2 ] || usage; csv_out=$2; shift 2 ;;
     -*) usage ;;
     *) models+=("$1"); shift ;;
@@ -35,7 +46,7 @@ done
 [ ${#models[@]} -gt 0 ] || usage
 [ ${#counts[@]} -gt 0 ] || { echo "project.sh: no count CSV: run make bench-count" >&2; exit 1; }
 [ ${#drams[@]} -gt 0 ] || { echo "project.sh: no DRAM CSV: run make bench-dram" >&2; exit 1; }
-for f in "${counts[@]}" "${drams[@]}" "${cycles[@]}"; do
+for f in "${counts[@]}" "${drams[@]}" "${cycles[@]}" "${attn_counts[@]}" "${attn_drams[@]}"; do
   [ -f "$f" ] || { echo "project.sh: $f is missing" >&2; exit 1; }
 done
 
@@ -53,7 +64,11 @@ for spec in "${models[@]}"; do
       s = substr($0, RSTART, RLENGTH); sub(/^[^:]*: */, "", s); sub(/ +$/, "", s); return s }
     /^model:/ { model = $0; sub(/^model: */, "", model); sub(/ *(#.*)?$/, "", model) }
     /^ *- *\{ *name:/ { rows[++n] = field("name") "|" field("N") "|" field("K") }
-    END { for (i = 1; i <= n; i++) print (model == "" ? FILENAME : model) "|" rows[i] "|" blocks }' "$file")
+    /^#/ && match($0, /[0-9]+ query heads and [0-9]+ key\/value heads of [0-9]+/) {
+      split(substr($0, RSTART, RLENGTH), h, " "); heads = h[1] "|" h[5] "|" h[9] }
+    END { m = model == "" ? FILENAME : model
+          for (i = 1; i <= n; i++) print m "|" rows[i] "|" blocks
+          if (heads != "") print "@attn|" m "|" heads }' "$file")
   [ -n "$got" ] || { echo "project.sh: no layers in $file" >&2; exit 1; }
   layers+=$got$'\n'
 done
@@ -62,14 +77,17 @@ kinds="" files=()
 for f in "${counts[@]}"; do kinds+="c"; files+=("$f"); done
 for f in "${drams[@]}"; do kinds+="d"; files+=("$f"); done
 for f in "${cycles[@]}"; do kinds+="y"; files+=("$f"); done
+for f in "${attn_counts[@]}"; do kinds+="a"; files+=("$f"); done
+for f in "${attn_drams[@]}"; do kinds+="e"; files+=("$f"); done
 
 awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     -v ghz="${K1_GHZ:-1.6}" -v vlen="${VLEN:-256}" -v dlen="${DLEN:-128}" -v units="${VEC_UNITS:-2}" \
     -v gbps="${DRAM_GBPS:-4.4}" -v core_gbps="${CORE_GBPS:-}" -v prompt="${PROMPT:-128}" \
-    -v threads="${THREADS:-1 4 8}" '
+    -v threads="${THREADS:-1 4 8}" -v depths="${DEPTHS:-0 1024 4096}" -v kvc="${KV_CACHE:-f16}" \
+    -v ipc="${SCALAR_IPC:-1}" '
   FNR == 1 { file++; kind = substr(kinds, file, 1); delete col
              for (i = 1; i <= NF; i++) col[$i] = i
-             need = kind == "c" ? "M N K vlen path vwork_per_mac" : kind == "d" ? "M N K path placement l2_kb dram_bytes min_bytes" : "variant rows lmul columns k_per_trip cycles_per_trip buckets"
+             need = kind == "c" ? "M N K vlen path vwork_per_mac" : kind == "d" ? "M N K path placement l2_kb dram_bytes min_bytes" : kind == "a" ? "kv_type head_dim n_q n_kv macs live_macs scalar_per_mac vwork_per_mac" : kind == "e" ? "kv_type head_dim q_heads kv_heads n_q n_kv threads l2_kb dram_bytes cache_bytes" : "variant rows lmul columns k_per_trip cycles_per_trip buckets"
              nn = split(need, req, " ")
              for (i = 1; i <= nn; i++) if (!(req[i] in col)) {
                printf "project.sh: %s: no %s column in its header\n", FILENAME, req[i] > "/dev/stderr"; bad = 1; exit 1 }
@@ -83,6 +101,16 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
                 m = $col["M"]; src = m "," t "," $col["l2_kb"]; key = src "," $col["N"] "," $col["K"]
                 if (!(key in db)) dshapes[src] = dshapes[src] " " $col["N"] "," $col["K"]
                 db[key] = $col["dram_bytes"]; dmin[key] = $col["min_bytes"]; next }
+  # attention: per MAC of the live positions (a prompt'\''s causal mask leaves about half)
+  kind == "a" { if ($col["kv_type"] != kvc) next
+                key = $col["head_dim"] "," ($col["n_q"] > 1 ? "p" : "d") "," $col["n_kv"]
+                if (!(key in as_)) akey[++na] = key
+                live = $col["live_macs"] / $col["macs"]
+                as_[key] = $col["scalar_per_mac"] / live; av_[key] = $col["vwork_per_mac"] / live; next }
+  kind == "e" { if ($col["kv_type"] != kvc || $col["n_q"] != 1) next
+                key = $col["head_dim"] "," $col["q_heads"] "," $col["kv_heads"] "," $col["threads"] "," $col["l2_kb"]
+                if (!((key "," $col["n_kv"]) in er)) elist[key] = elist[key] " " $col["n_kv"]
+                er[key "," $col["n_kv"]] = $col["dram_bytes"] / $col["cache_bytes"]; next }
   kind == "y" { if ($col["variant"] != "base") next
                 l = $col["lmul"]; cols[l] = $col["columns"]
                 cpk[l, $col["rows"]] = $col["cycles_per_trip"] / $col["k_per_trip"]
@@ -118,6 +146,43 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     c = int(m / r) * cpk[l, r] + (m % r ? cpk[l, m % r] : 0)
     return c / (m * cols[l]) }
   function min_bytes(m, n, k) { return 2 * n * k + 2 * m * k + 4 * m * n }
+  # Modelled cycles per live attention MAC: of the counted call of the nearest head dim, then
+  # n_kv (in log), decoding or a prompt as asked: scalar instructions at SCALAR_IPC a cycle
+  # beside the vector work at the nominal rate, the larger of the two; -1 when none counted.
+  function attn_cpm(d, prompt, nkv,   i, f, dist, bd, best, sc, vc) {
+    bd = -1; best = ""
+    for (i = 1; i <= na; i++) { split(akey[i], f, ",")
+      if (f[2] != (prompt ? "p" : "d")) continue
+      dist = 100 * abs(log(f[1] / d)) + abs(log(f[3] / nkv))
+      if (bd < 0 || dist < bd) { bd = dist; best = akey[i] } }
+    if (best == "") return -1
+    sc = as_[best] / ipc; vc = av_[best] * cyc
+    return sc > vc ? sc : vc }
+  # DRAM bytes / KV bytes of a decoded token at n_kv on T threads, of the same head dim and
+  # heads: the T-thread rows at 512 KiB, else (†) the one-thread rows at 128 KiB for T > 1; the
+  # nearest n_kv measured (in log); nothing measured: 1 (§, a lower bound).
+  function attn_ratio(d, hq, hkv, nkv, t,   srcs, ns, i, key, a, c, j, bd, dist, best) {
+    ns = split(t == 1 ? "1,512" : t ",512 1,128", srcs, " ")
+    for (i = 1; i <= ns; i++) {
+      key = d "," hq "," hkv "," srcs[i]
+      if (elist[key] == "") continue
+      c = split(elist[key], a, " "); bd = -1
+      for (j = 1; j <= c; j++) { dist = abs(log(a[j] / nkv)); if (bd < 0 || dist < bd) { bd = dist; best = a[j] } }
+      amark = i == 2 ? "†" : ""; return er[key "," best] }
+    amark = "§"; return 1 }
+  # attention(MODEL, DEPTH, PROMPT?, T): one block'\''s attention of a decoded token (n_q = 1,
+  # n_kv = DEPTH + 1) or of the prompt (n_q = PROMPT, n_kv = DEPTH + PROMPT, causal): sets ac,
+  # ad (compute and DRAM seconds), at (the larger), acpm, abytes, aratio, amark.
+  function attention(md, dep, isprompt, t,   hq, hkv, d, nq, nkv, live, par) {
+    hq = ahq[md]; hkv = ahkv[md]; d = ahd[md]
+    nq = isprompt ? prompt : 1; nkv = dep + nq
+    live = isprompt ? prompt * dep + prompt * (prompt + 1) / 2 : nkv
+    acpm = attn_cpm(d, isprompt, nkv)
+    par = hq * nq < t ? hq * nq : t
+    ac = acpm < 0 ? 0 : 2 * live * d * hq * acpm / (ghz * 1e9) / par
+    if (isprompt) { aratio = 1; amark = "§" } else aratio = attn_ratio(d, hq, hkv, nkv, t)
+    abytes = 4 * nkv * hkv * d * aratio
+    ad = abytes / bw(t); at = ac > ad ? ac : ad }
   # DRAM bytes of the whole call on T threads. The sources, in order: T = 1: the one-thread
   # rows at L2 512 KiB; T > 1: the T-thread rows, then (mark †) the one-thread rows at 128 KiB,
   # one core'\''s share of a cluster. In each, the call itself, else (mark ‡) the nearest shape
@@ -141,6 +206,41 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     pd = bytes(m, n, k, t) / bw(t); pt = pc > pd ? pc : pd
     pbound = v < 0 ? "memory?" : pc >= pd ? "compute" : "memory"
     used[vmark] = 1; used[bmark] = 1 }
+  # The decode and prefill tables of model MD at each depth, attention added to its Linears
+  # (dec[], pre[] of the tables above).
+  function depth_tables(md,   nd, D, i, j, dep, r, hdr, sep, tok, share, blk, ratios) {
+    print ""
+    if (!(md in ahd)) { printf "(%s: no attention shape in its shapes file: not projected at depths.)\n", md; return }
+    if (na == 0) { printf "(%s: no --attention-count: attention not projected at depths; run make bench-count-attention.)\n", md; return }
+    nd = split(depths, D, " "); blk = blocks[md]
+    printf "### %s at context depths: Linears and attention (%s KV cache, %d query heads, %d KV heads of %d)\n", md, toupper(kvc), ahq[md], ahkv[md], ahd[md]
+    print ""
+    hdr = "| depth | KV bytes a token reads | attention cycles / MAC | DRAM / KV bytes, " tl " thr."
+    sep = "|---:|---:|---:|---"
+    for (j = 1; j <= nt; j++) { hdr = hdr sprintf(" | decode %d thr., tokens/s | attention", T[j]); sep = sep "|---:|---:" }
+    print hdr " |"; print sep "|"
+    for (i = 1; i <= nd; i++) { dep = D[i]; r = ""; ratios = ""
+      for (j = 1; j <= nt; j++) { attention(md, dep, 0, T[j])
+        tok = 1 / (dec[j] + blk * at); share = blk * at * tok
+        r = r sprintf(" | %.3f | %.1f %%", tok, 100 * share)
+        ratios = ratios (j > 1 ? " / " : "") sprintf("%.3f%s", aratio, amark)
+        printf "attention,%s,decode@%d,%d,%d,1,%d,,,%.0f,%.4f,%s,%.6f,%.6f,%.6f,%s,%.4f,%s\n", md, dep, dep + 1, ahd[md], T[j],
+               blk * abytes, aratio, amark, 1e3 * blk * ac, 1e3 * blk * ad, 1e3 * blk * at, (ac >= ad ? "compute" : "memory"), tok,
+               acpm < 0 ? "" : sprintf("%.4f", acpm) > csv_out }
+      printf "| %d | %.1f MB | %s | %s%s |\n", dep, blk * 4 * (dep + 1) * ahkv[md] * ahd[md] / 1e6, acpm < 0 ? "-" : sprintf("%.3f", acpm), ratios, r }
+    print ""
+    hdr = "| depth | attention cycles / MAC"; sep = "|---:|---:"
+    for (j = 1; j <= nt; j++) { hdr = hdr sprintf(" | prefill of %d, %d thr., tokens/s | attention", prompt, T[j]); sep = sep "|---:|---:" }
+    print hdr " |"; print sep "|"
+    for (i = 1; i <= nd; i++) { dep = D[i]; r = ""
+      for (j = 1; j <= nt; j++) { attention(md, dep, 1, T[j])
+        tok = prompt / (pre[j] + blk * at); share = blk * at * tok / prompt
+        r = r sprintf(" | %.1f | %.1f %%", tok, 100 * share)
+        printf "attention,%s,prefill@%d,%d,%d,%d,%d,,,%.0f,%.4f,%s,%.6f,%.6f,%.6f,%s,%.4f,%s\n", md, dep, dep + prompt, ahd[md], prompt, T[j],
+               blk * abytes, aratio, amark, 1e3 * blk * ac, 1e3 * blk * ad, 1e3 * blk * at, (ac >= ad ? "compute" : "memory"), tok,
+               acpm < 0 ? "" : sprintf("%.4f", acpm) > csv_out }
+      printf "| %d | %s%s |\n", dep, acpm < 0 ? "-" : sprintf("%.3f", acpm), r }
+  }
   function ms(s) { return sprintf(s < 0.001 ? "%.3f" : s < 0.1 ? "%.2f" : "%.1f", 1e3 * s) }
 
   END {
@@ -148,7 +248,9 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     cyc = vlen / dlen / units
     nt = split(threads, T, " ")
     nl = split(layers, L, "\n")
-    for (i = 1; i <= nl; i++) if (L[i] != "") { split(L[i], g, "|")
+    for (i = 1; i <= nl; i++) if (L[i] ~ /^@attn\|/) { split(L[i], g, "|")
+      ahq[g[2]] = g[3]; ahkv[g[2]] = g[4]; ahd[g[2]] = g[5] }
+    for (i = 1; i <= nl; i++) if (L[i] != "" && L[i] !~ /^@attn\|/) { split(L[i], g, "|")
       if (!(g[1] in seenm)) { seenm[g[1]] = 1; mod[++nm] = g[1] }
       nly[g[1]]++; ly[g[1], nly[g[1]]] = g[2] "|" g[3] "|" g[4] "|" g[5]; blocks[g[1]] = g[5] }
     peak = units * dlen / 32 * 2 * ghz
@@ -180,9 +282,20 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     printf "  T-thread call (L2 512 KiB per cluster of four) where `make bench-dram` measured it, else\n"
     printf "  marked below.\n"
     printf "- A call takes the larger of its compute and DRAM time (they overlap fully); *bound* says which.\n"
-    printf "- Not counted: attention (scores, softmax, KV cache reads and writes), norms, RoPE,\n"
-    printf "  activation functions, embeddings, thread start and synchronisation. The tokens/s below\n"
-    printf "  are upper bounds for an engine whose Linears run this way.\n"
+    printf "- Not counted: norms, RoPE, activation functions, embeddings, writing the KV cache,\n"
+    printf "  thread start and synchronisation; attention only in the tables at context depths. The\n"
+    printf "  tokens/s below are upper bounds for an engine whose Linears run this way.\n"
+    printf "- **Attention** (tables at context depths DEPTHS = %s, a %s KV cache: KV_CACHE), one\n", depths, toupper(kvc)
+    printf "  gemm_rvv_attention call per block: a decoded token at n_kv = depth + 1, a prompt of PROMPT\n"
+    printf "  at n_kv = depth + PROMPT under its causal mask. Compute: its live MACs (QK and PV,\n"
+    printf "  2 n_kv D H_q a decoded token) x the counted cycles per live MAC (`make bench-count-attention`:\n"
+    printf "  of issue 40'\''s shape, 9 query heads on 3 KV heads, at the nearest head dim and n_kv, decoding\n"
+    printf "  or a prompt), scalar instructions at SCALAR_IPC = %s a cycle and vector work at the rate\n", ipc
+    printf "  above, the larger; divided over min(T, query heads x rows) threads. DRAM: the KV cache\n"
+    printf "  read (2 n_kv H_kv D x 2 bytes) x the cache model'\''s DRAM / KV bytes of a decoded token of\n"
+    printf "  the model'\''s own heads (`make bench-dram-attention`, nearest n_kv; T threads: their rows,\n"
+    printf "  else † the one-thread bytes at 128 KiB; none: § the KV bytes alone), at the same shared\n"
+    printf "  DRAM_GBPS; a prompt: its KV bytes once (§). Each call the larger of its compute and DRAM.\n"
     printf "- Decode: M = 1, every layer once per block, lm_head once per token. Prefill: a prompt of\n"
     printf "  PROMPT = %d tokens, every layer but lm_head once per block at M = %d, lm_head once at M = 1\n", prompt, prompt
     printf "  (only the last position'\''s logits). Bandwidth bound: all the Linear weights (BF16) read once\n"
@@ -247,6 +360,7 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
         printf "model,%s,prefill,-,-,%d,%d,,,,,,,,%.6f,,%.4f\n", md, prompt, T[j], 1e3 * pre[j], prompt / pre[j] > csv_out
       }
       print r1; print r2; print r3; print r4; print r5
+      depth_tables(md)
     }
     if (used["?"] || used["§"]) {
       print ""

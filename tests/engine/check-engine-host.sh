@@ -52,6 +52,7 @@ expect 1 "is missing from $tmp/empty-header/model.safetensors" "$tmp/empty-heade
 # The prompt is freed on every way out.
 expect 2 "--steps takes" "$tmp/empty-header" --prompt 1,2,3 --steps 0
 expect 2 "--prompt takes token ids" "$tmp/empty-header" --prompt 1,x --steps 1
+expect 2 "--kv-cache takes f16 or bf16" "$tmp/empty-header" --prompt 1 --steps 1 --kv-cache q8_0
 expect 1 "prompt token 2000000 is outside the vocabulary" "$tmp/empty-header" --prompt 1,2000000 --steps 1
 expect 1 "unable to open $tmp/none/config.json" "$tmp/none" --prompt 1 --steps 1
 

@@ -3,7 +3,7 @@
 weights rounded to BF16 as the engine rounds them at load, with activations NOT rounded.
 
   reference.py MODEL_DIR --prompt 1,2,3 --tokens 5,6,7 --logits ENGINE_LOGITS [--label TEXT]
-               [--override KEY=JSON]
+               [--override KEY=JSON] [--kv-cache f16|bf16]
 
 --override changes a key of config.json for the reference only: a check that the comparison
 fails on a model that differs from the engine's (check-engine.sh sets rope_theta wrong).
@@ -26,6 +26,11 @@ For the logits, x is the final normed hidden state h and W the lm_head. Every ea
 by the same relative amount in the same way, which RMSNorm carries to h at about the same scale;
 to first order the S = 4 * layers + 1 perturbations are independent and add in variance:
     sigma_j(total) = sqrt(S) * sigma_j.
+The engine's KV cache (--kv-cache, F16 by default) rounds K and V once more per layer, each
+element to nearest at u_c = 2^-11 (F16) or 2^-8 (BF16), independently: two more perturbations
+per layer of the same kind at u_c / u the size, so in variance
+    S = 4 * layers + 1 + 2 * layers * (u_c / u)^2
+(F16 adds 2 * layers / 64 to S, BF16 2 * layers). The reference keeps K and V unrounded.
 The tolerance is 6 sigma_j(total): a chance of about 2e-9 per logit to exceed it by rounding
 alone (1e-4 over 16 steps of 4096 logits), while a real error (a wrong RoPE pairing, a missing
 bias or norm, a cache slot off by one) moves logits by far more than sigma.
@@ -42,6 +47,7 @@ import torch
 from safetensors_io import read_folder
 
 U_BF16 = 2.0 ** -8
+U_CACHE = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
 SIGMAS = 6.0
 
 
@@ -111,9 +117,11 @@ def forward(c, w, tokens):
     return h @ head.T, h, head
 
 
-def tolerance(c, h, head):
-    """6 sigma of the logits' change from BF16 rounding of the activations (module docstring)."""
-    stages = 4 * c["num_hidden_layers"] + 1
+def tolerance(c, h, head, kv_cache):
+    """6 sigma of the logits' change from BF16 rounding of the activations and the cache's
+    rounding of K and V (module docstring)."""
+    layers = c["num_hidden_layers"]
+    stages = 4 * layers + 1 + 2 * layers * (U_CACHE[kv_cache] / U_BF16) ** 2
     sigma = (U_BF16 / math.sqrt(3)) * torch.sqrt((h * h) @ (head * head).T)
     return SIGMAS * math.sqrt(stages) * sigma
 
@@ -130,6 +138,7 @@ def main():
     ap.add_argument("--logits", required=True)
     ap.add_argument("--label", default="")
     ap.add_argument("--override", action="append", default=[])
+    ap.add_argument("--kv-cache", choices=sorted(U_CACHE), default="f16")
     a = ap.parse_args()
     with open(os.path.join(a.model, "config.json")) as f:
         c = json.load(f)
@@ -146,7 +155,7 @@ def main():
     with torch.no_grad():
         logits, h, head = forward(c, w, a.prompt + a.tokens[:-1])
         first = len(a.prompt) - 1
-        ref, tol = logits[first:], tolerance(c, h[first:], head)
+        ref, tol = logits[first:], tolerance(c, h[first:], head, a.kv_cache)
     ratio = ((engine - ref).abs() / tol).max(dim=1).values
     checked, failures = 0, []
     for s in range(steps):
