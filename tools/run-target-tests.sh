@@ -64,7 +64,7 @@ run_one() {
     sid*) vlen=${cfg#sid}
           # sid's binary is called qemu-riscv64 too: first in PATH, the wrapper runs it.
           PATH="$(dirname "$SID_QEMU"):$PATH" GEMM_RVV_TEST_EXPECT_ISA=zvfbfwma \
-            GEMM_RVV_TEST_VARIANTS=zvfbfwma "$RUN" --cpu "zvfbfmin=true,zvfbfwma=true,vlen=$vlen" "$prog" ;;
+            GEMM_RVV_TEST_VARIANTS=zvfbfwma "$RUN" --cpu "zvfh=true,zvfbfmin=true,zvfbfwma=true,vlen=$vlen" "$prog" ;;
     v*ones) vlen=${cfg#v}; vlen=${vlen%ones}
           GEMM_RVV_TEST_EXPECT_ISA=base "$RUN" \
             --cpu "vlen=$vlen,rvv_ta_all_1s=true,rvv_ma_all_1s=true" "$prog" ;;
