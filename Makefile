@@ -231,8 +231,8 @@ $(foreach f,$(SHIPPED_SHAPES),$(eval $(call shipped_rules,$(f),$(call shipped_na
 # No kernel may spill vector registers: the generator keeps tiles within the 32 registers.
 test-spills: $(TEST_LIB) lib
 	@tools/check-spills.sh '$(OBJDUMP)' \
-	  $(patsubst $(BUILD)/test/gen/%.c,$(BUILD)/test/obj/gen/%.o,$(wildcard $(BUILD)/test/gen/bf16_*.c $(BUILD)/test/gen/q8_0_tiles.c)) \
-	  $(patsubst $(GEN_DIR)/%.c,$(BUILD)/obj/gen/%.o,$(wildcard $(GEN_DIR)/bf16_*.c $(GEN_DIR)/q8_0_tiles.c))
+	  $(patsubst $(BUILD)/test/gen/%.c,$(BUILD)/test/obj/gen/%.o,$(wildcard $(BUILD)/test/gen/bf16_*.c $(BUILD)/test/gen/q8_0_tiles.c $(BUILD)/test/gen/attention_tiles.c)) \
+	  $(patsubst $(GEN_DIR)/%.c,$(BUILD)/obj/gen/%.o,$(wildcard $(GEN_DIR)/bf16_*.c $(GEN_DIR)/q8_0_tiles.c $(GEN_DIR)/attention_tiles.c))
 
 # Nothing but the generated kernels may hold vector instructions: the runtime runs on cores
 # without V.
