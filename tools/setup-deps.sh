@@ -22,6 +22,8 @@
 #                                            apt sources name (the system's, or the given files)
 #        tools/setup-deps.sh engine          python3-torch and python3-numpy, the example engine's
 #                                            PyTorch reference (make test-engine; 655 MiB)
+#        tools/setup-deps.sh torch DIR       sid's riscv64 python3-torch, transformers and what they
+#                                            need into DIR/torch/root (the Python package's tests)
 #        tools/setup-deps.sh ggml DIR        sid's riscv64 ggml and llama.cpp (headers, libraries,
 #                                            tools, their dependencies, libc) into DIR/ggml/root,
 #                                            python3-gguf into DIR/ggml/python (the ggml plugin)
@@ -449,6 +451,54 @@ install_ggml() {
   say "ggml ready: $dest/root (riscv64), $dest/python (python3-gguf)"
 }
 
+# sid's riscv64 Python and PyTorch, for the gemm_rvv Python package's tests: python3-torch,
+# transformers (a Llama to patch), numpy and what they need to run, extracted into DIR/torch/root
+# (run with `qemu-riscv64 -L DIR/torch/root DIR/torch/root/usr/bin/python3`). About 200
+# packages, 208 MB to download.
+TORCH_PACKAGES=(python3-torch python3-transformers python3-safetensors python3-numpy)
+
+# The links Debian's install scripts would make in a root unpacked with `dpkg -x`: the
+# merged-/usr ones, and the BLAS and LAPACK alternatives torch's libraries ask for.
+link_root() {
+  local root=$1 d lib="$1/usr/lib/riscv64-linux-gnu"
+  for d in lib bin sbin; do [ -e "$root/$d" ] || ln -s "usr/$d" "$root/$d"; done
+  [ -e "$lib/libblas.so.3" ] || ln -s blas/libblas.so.3 "$lib/libblas.so.3"
+  [ -e "$lib/liblapack.so.3" ] || ln -s lapack/liblapack.so.3 "$lib/liblapack.so.3"
+}
+
+install_torch() {
+  local top=$1 dest="$1/torch" stamp="$1/torch/.complete" want="${TORCH_PACKAGES[*]}"
+  mkdir -p "$top"
+  if command -v flock >/dev/null; then exec 9> "$top/torch.lock"; flock 9; fi
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  command -v dpkg >/dev/null || die "fetching PyTorch needs Debian's dpkg and apt"
+  local archive uri work="$top/torch.tmp" deb closure
+  local opts="-o APT::Architectures::=riscv64 -o APT::Architecture=riscv64"
+  local hint="or run the tests on a riscv64 Debian sid system with python3-torch installed"
+  archive=$(system_archive) || exit 1
+  uri=${archive% *}
+  say "fetching sid's riscv64 python3-torch and transformers from $uri into $dest (one time)"
+  rm -rf "$work"; cleanup_add "$work"; mkdir -p "$work"
+  fetch_debs "$work/apt" "deb [arch=riscv64] $uri sid" "$opts" "PyTorch for riscv64" \
+    "$hint" "${TORCH_PACKAGES[@]}"
+  closure=$(runtime_closure "$work/apt" "$opts" "${TORCH_PACKAGES[@]}" 2> "$work/apt/depends.log") ||
+    apt_failed "the dependencies of PyTorch" sid "$uri" "$work/apt/depends.log" "$hint"
+  # shellcheck disable=SC2086
+  (cd "$work/apt/debs" && rm -f ./*.deb && private_apt "$work/apt" $opts download $closure) \
+    > "$work/apt/download.log" 2>&1 ||
+    apt_failed "the dependencies of PyTorch" sid "$uri" "$work/apt/download.log" "$hint"
+  mkdir -p "$work/root"
+  for deb in "$work"/apt/debs/*.deb; do dpkg -x "$deb" "$work/root"; done
+  link_root "$work/root"
+  [ -x "$work/root/usr/bin/python3" ] || die "the packages gave no usr/bin/python3"
+  echo "$closure" > "$work/root/packages.txt"
+  rm -rf "$dest"; mkdir -p "$dest"
+  mv "$work/root" "$dest/"
+  rm -rf "$work"; cleanup_done "$work"
+  echo "$want" > "$stamp"
+  say "PyTorch ready: $dest/root (riscv64)"
+}
+
 # Tests source this file to call its functions one by one; run as a program, it does its job.
 [ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
@@ -482,5 +532,9 @@ case "${1:-}" in
     # apt runs in a folder of its own below DIR: its paths must not be relative.
     install_ggml "$(realpath -m "$2")"
     ;;
-  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | cycles | engine | sid-qemu DIR | ggml DIR | archive [LIST PARTS]" ;;
+  torch)
+    [ $# -eq 2 ] || die "usage: $0 torch DIR"
+    install_torch "$(realpath -m "$2")"
+    ;;
+  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | cycles | engine | sid-qemu DIR | ggml DIR | torch DIR | archive [LIST PARTS]" ;;
 esac
