@@ -6,15 +6,14 @@
 
 .PHONY: shared install-shared install-python torch-deps test-torch
 
-# The shared library is linked from the ggml plugin's position-independent build of the same
-# generated code (mk/ggml.mk; its symbols are hidden but for the public header's): no second
-# compile. Its soname is the full version: releases before 1.0 may change the interface.
-SHARED_NAME   = libgemm_rvv.so.$(VERSION)
-SHARED_LIB    = $(BUILD)/shared/$(SHARED_NAME)
-SHARED_PIC    := $(BUILD)/ggml/libgemm_rvv.a
+# A shared library is linked from the position-independent build of the same generated code
+# that the ggml plugin links (mk/ggml.mk's plugin_rules: its symbols hidden but for the public
+# header's), beside it: no second compile. The soname is the full version: releases before 1.0
+# may change the interface.
+SHARED_NAME   := libgemm_rvv.so.$(VERSION)
+SHARED_LIB    := $(BUILD)/ggml/$(SHARED_NAME)
 
-$(BUILD)/shared/libgemm_rvv.so.%: $(SHARED_PIC)
-	@mkdir -p $(@D)
+$(BUILD)/%/$(SHARED_NAME): $(BUILD)/%/libgemm_rvv.a
 	$(TARGET_CC) $(TARGET_CFLAGS) -shared -Wl,-soname,$(@F) -Wl,-z,defs -Wl,-Bsymbolic-functions \
 	  -Wl,--whole-archive $< -Wl,--no-whole-archive -lpthread -lm -o $@
 
@@ -44,3 +43,24 @@ install: install-python
 TORCH_ROOT    := $(TOOLCHAIN_DIR)/torch/root
 torch-deps:
 	@tools/setup-deps.sh torch $(TOOLCHAIN_DIR)
+
+# The tests' library: tests/torch/shapes.yaml, built position-independent as the plugin's is
+# (mk/ggml.mk's plugin_rules), linked shared and installed with the package into
+# $(TORCH_TEST)/install, as `make install` installs them.
+TORCH_TEST        := $(BUILD)/torch-test
+TORCH_TEST_SHAPES := tests/torch/shapes.yaml
+TORCH_TEST_PREFIX := $(abspath $(TORCH_TEST))/install
+$(TORCH_TEST)/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) $(TORCH_TEST_SHAPES)
+	$(GEN_BIN) -o $(@D) $(TORCH_TEST_SHAPES) > /dev/null
+$(eval $(call plugin_rules,torch-test,$(TORCH_TEST)/gen))
+$(TORCH_TEST)/install/.made: $(TORCH_TEST)/$(SHARED_NAME) $(PYTHON_SRCS) mk/torch.mk
+	@$(MAKE) --no-print-directory install-python BUILD=$(BUILD) PREFIX=$(TORCH_TEST_PREFIX) \
+	  SHARED_LIB=$< > /dev/null
+	@touch $@
+
+# The tests run sid's riscv64 python3 under sid's QEMU (tools/torch-python); on a riscv64
+# machine, its own python3 with python3-torch and python3-transformers.
+TORCH_PYTHON_ENV = TORCH_ROOT=$(if $(NATIVE),,$(TORCH_ROOT)) QEMU=$(SID_QEMU) \
+                   PYTHONPATH=$(TORCH_TEST_PREFIX)/lib/python
+test-torch: $(TORCH_TEST)/install/.made | $(if $(NATIVE),,torch-deps $(if $(TOOLCHAIN),sid-qemu))
+	@$(TORCH_PYTHON_ENV) tests/torch/run.sh
