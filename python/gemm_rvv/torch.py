@@ -86,7 +86,7 @@ def packed_shape(packed):
     if not isinstance(packed, torch.Tensor) or packed.dtype != torch.uint8 or packed.dim() != 2:
         raise TypeError("gemm_rvv: packed_weight is the uint8 tensor gemm_rvv.torch.pack() makes, "
                         f"got {_describe(packed)}")
-    if not packed.is_contiguous() or packed.numel() < _HEADER_BYTES:
+    if not packed.is_contiguous() or packed.storage_offset() or packed.numel() < _HEADER_BYTES:
         raise ValueError("gemm_rvv: packed_weight is not a whole packed tensor (a slice or a copy "
                          "of part of one): pack the weight again")
     magic, n, k, size, offset, isa = _HEADER.unpack(ctypes.string_at(packed.data_ptr(),
