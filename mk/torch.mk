@@ -62,5 +62,10 @@ $(TORCH_TEST)/install/.made: $(TORCH_TEST)/$(SHARED_NAME) $(PYTHON_SRCS) mk/torc
 # machine, its own python3 with python3-torch and python3-transformers.
 TORCH_PYTHON_ENV = TORCH_ROOT=$(if $(NATIVE),,$(TORCH_ROOT)) QEMU=$(SID_QEMU) \
                    PYTHONPATH=$(TORCH_TEST_PREFIX)/lib/python
-test-torch: $(TORCH_TEST)/install/.made | $(if $(NATIVE),,torch-deps $(if $(TOOLCHAIN),sid-qemu))
-	@$(TORCH_PYTHON_ENV) tests/torch/run.sh
+# A stand-in library of another version, which the package must refuse.
+$(TORCH_TEST)/other-version.so: tests/torch/other_version.c $(BUILD)/probe.ok
+	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@
+test-torch: $(TORCH_TEST)/install/.made $(TORCH_TEST)/other-version.so | \
+            $(if $(NATIVE),,torch-deps $(if $(TOOLCHAIN),sid-qemu))
+	@$(TORCH_PYTHON_ENV) OTHER_VERSION=$(abspath $(TORCH_TEST))/other-version.so \
+	  LOG_DIR=$(TORCH_TEST)/logs tests/torch/run.sh
