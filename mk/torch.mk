@@ -65,7 +65,19 @@ TORCH_PYTHON_ENV = TORCH_ROOT=$(if $(NATIVE),,$(TORCH_ROOT)) QEMU=$(SID_QEMU) \
 # A stand-in library of another version, which the package must refuse.
 $(TORCH_TEST)/other-version.so: tests/torch/other_version.c $(BUILD)/probe.ok
 	$(TARGET_CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@
-test-torch: $(TORCH_TEST)/install/.made $(TORCH_TEST)/other-version.so | \
+# The README's PyTorch block runs `make install` itself: what it installs is built here first,
+# by this make, so that no two makes build one file at once (the example's install builds the
+# shared library for the same reason).
+test-torch: $(TORCH_TEST)/install/.made $(TORCH_TEST)/other-version.so lib $(BOARD_BENCH) \
+            $(SHARED_LIB) $(if $(filter 1,$(WITH_GGML)),$(GGML_PLUGIN)) | \
             $(if $(NATIVE),,torch-deps $(if $(TOOLCHAIN),sid-qemu))
 	@$(TORCH_PYTHON_ENV) OTHER_VERSION=$(abspath $(TORCH_TEST))/other-version.so \
 	  LOG_DIR=$(TORCH_TEST)/logs tests/torch/run.sh
+	@$(TORCH_PYTHON_ENV) BUILD=$(BUILD) NATIVE=$(NATIVE) MARK="make test-torch runs this block" \
+	  tools/test-readme.sh README.md
+$(BUILD)/example/linear: $(SHARED_LIB)
+
+# In make test-full only: the import of torch alone takes about 11 s of CPU under QEMU (80 s
+# the first time, which compiles the bytecode), and the fetch 208 MB (docs/testing.md).
+FULL_CHECKS += test-torch
+FULL_DEPS   += torch-deps
