@@ -403,24 +403,33 @@ runtime_closure() {
     sed -n 's/:riscv64$//; /^[a-z0-9]/p' | sort -u
 }
 
+# apt's options for riscv64 packages on this machine.
+RISCV64_APT="-o APT::Architectures::=riscv64 -o APT::Architecture=riscv64"
+
+# start_root_fetch TOP NAME STAMP WANT WHAT: takes NAME's own lock in TOP (two builds sharing
+# TOP fetch once, beside the toolchain's fetch); fails when STAMP says WANT was fetched
+# already. Else sets ROOT_URI to the archive and makes the empty work folder TOP/NAME.tmp.
+start_root_fetch() {
+  local top=$1 name=$2 stamp=$3 want=$4 what=$5 archive
+  mkdir -p "$top"
+  if command -v flock >/dev/null; then exec 9> "$top/$name.lock"; flock 9; fi
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 1; fi
+  command -v dpkg >/dev/null || die "fetching $name needs Debian's dpkg and apt"
+  archive=$(system_archive) || exit 1
+  ROOT_URI=${archive% *}
+  say "fetching sid's riscv64 $what from $ROOT_URI into $top/$name (one time)"
+  rm -rf "$top/$name.tmp"; cleanup_add "$top/$name.tmp"; mkdir -p "$top/$name.tmp"
+}
+
 # Everything is extracted into DIR/ggml (a riscv64 root and a python tree), made in DIR/ggml.tmp
 # and moved into place once whole; the stamp names the packages it was made from.
 install_ggml() {
   local top=$1 dest="$1/ggml" stamp="$1/ggml/.complete"
   local want="${GGML_PACKAGES[*]} ${GGUF_PACKAGES[*]}"
   install_packages "${GGML_HOST_PACKAGES[@]}"
-  mkdir -p "$top"
-  # Its own lock: two builds sharing DIR fetch ggml once, beside the toolchain's fetch.
-  if command -v flock >/dev/null; then exec 9> "$top/ggml.lock"; flock 9; fi
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
-  command -v dpkg >/dev/null || die "fetching ggml needs Debian's dpkg and apt"
-  local archive uri work="$top/ggml.tmp" deb
-  local opts="-o APT::Architectures::=riscv64 -o APT::Architecture=riscv64"
+  start_root_fetch "$top" ggml "$stamp" "$want" "ggml, llama.cpp and python3-gguf" || return 0
+  local uri=$ROOT_URI work="$top/ggml.tmp" deb opts=$RISCV64_APT
   local hint="or install ggml 0.27 and llama.cpp on a riscv64 Debian sid system"
-  archive=$(system_archive) || exit 1
-  uri=${archive% *}
-  say "fetching sid's riscv64 ggml, llama.cpp and python3-gguf from $uri into $dest (one time)"
-  rm -rf "$work"; cleanup_add "$work"; mkdir -p "$work"
   # The named packages first (apt names any it cannot find), then what they need to run.
   fetch_debs "$work/apt" "deb [arch=riscv64] $uri sid" "$opts" "ggml and llama.cpp for riscv64" \
     "$hint" "${GGUF_PACKAGES[@]}" "${GGML_PACKAGES[@]}"
@@ -468,17 +477,9 @@ link_root() {
 
 install_torch() {
   local top=$1 dest="$1/torch" stamp="$1/torch/.complete" want="${TORCH_PACKAGES[*]}"
-  mkdir -p "$top"
-  if command -v flock >/dev/null; then exec 9> "$top/torch.lock"; flock 9; fi
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
-  command -v dpkg >/dev/null || die "fetching PyTorch needs Debian's dpkg and apt"
-  local archive uri work="$top/torch.tmp" deb closure
-  local opts="-o APT::Architectures::=riscv64 -o APT::Architecture=riscv64"
+  start_root_fetch "$top" torch "$stamp" "$want" "python3-torch and transformers" || return 0
+  local uri=$ROOT_URI work="$top/torch.tmp" deb closure opts=$RISCV64_APT
   local hint="or run the tests on a riscv64 Debian sid system with python3-torch installed"
-  archive=$(system_archive) || exit 1
-  uri=${archive% *}
-  say "fetching sid's riscv64 python3-torch and transformers from $uri into $dest (one time)"
-  rm -rf "$work"; cleanup_add "$work"; mkdir -p "$work"
   fetch_debs "$work/apt" "deb [arch=riscv64] $uri sid" "$opts" "PyTorch for riscv64" \
     "$hint" "${TORCH_PACKAGES[@]}"
   closure=$(runtime_closure "$work/apt" "$opts" "${TORCH_PACKAGES[@]}" 2> "$work/apt/depends.log") ||
