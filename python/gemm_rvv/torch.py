@@ -280,11 +280,22 @@ def unpatch(model):
     return count
 
 
-def shapes(model, batch=1, prefill=(), path=None, name=None):
+# The gates shapes() writes (tools/gguf-shapes' two): "engine" gives every Linear a kernel,
+# since PyTorch's own BF16 path on an rv64gc build is scalar too; "default" is the library's.
+_GATES = {
+    "engine": "# The gate: every Linear gets a kernel (PyTorch's rv64gc BF16 path is scalar).\n"
+              "gate: {min_n: 1, min_k: 1, max_m: 128, min_mnk: 1}\n",
+    "default": "",
+}
+
+
+def shapes(model, batch=1, prefill=(), path=None, name=None, gate="engine"):
     """Writes the shapes file of `model`'s nn.Linear layers (every (N, K) once) for `make install
     SHAPES=...`: M is the decode batch sizes and the prefill lengths, the output embedding
-    (lm_head) the batch sizes only, as gemm-rvv-shapes does. Returns the text; writes it to
-    `path` when given."""
+    (lm_head) the batch sizes only, as gemm-rvv-shapes does; gate "engine" (every Linear) or
+    "default" (the library's). Returns the text; writes it to `path` when given."""
+    if gate not in _GATES:
+        raise ValueError(f"gemm_rvv: gate is 'engine' or 'default', got {gate!r}")
     batch = [batch] if isinstance(batch, int) else list(batch)
     prefill = [prefill] if isinstance(prefill, int) else list(prefill)
     if not batch or any(not isinstance(v, int) or v < 1 for v in batch + prefill):
@@ -312,7 +323,7 @@ def shapes(model, batch=1, prefill=(), path=None, name=None):
             f"gemm_rvv.torch.shapes(batch={batch}, prefill={prefill}).\n"
             "# M: the decode batch sizes and the prefill lengths; the output embedding runs on "
             "the\n# last position of a prompt only, so it gets the batch sizes.\n"
-            f"model: {title}\n\nlayers:\n" + "\n".join(rows) + "\n")
+            f"model: {title}\n{_GATES[gate]}\nlayers:\n" + "\n".join(rows) + "\n")
     if path is not None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)

@@ -116,6 +116,8 @@ def test_shapes_file():
     assert "  - {name: k_proj, N: 64, K: 128, M: [1, 4, 8, 128]}" in lines, text
     assert "  - {name: lm_head, N: 512, K: 128, M: [1, 4]}" in lines, text
     assert len(lines) == 5, text    # q/o, k/v, gate/up, down, lm_head: each (N, K) once
+    assert "gate: {min_n: 1, min_k: 1, max_m: 128, min_mnk: 1}" in text.splitlines(), text
+    assert "gate:" not in gt.shapes(make(True), gate="default"), "the library's gate is written"
 
 
 def compiled_run(model):
