@@ -81,3 +81,10 @@ $(BUILD)/example/linear: $(SHARED_LIB)
 # the first time, which compiles the bytecode), and the fetch 208 MB (docs/testing.md).
 FULL_CHECKS += test-torch
 FULL_DEPS   += torch-deps
+
+# Instructions per prompt and decoded token of the tests' tiny Llama, patched and unpatched,
+# under QEMU 7.2 with the instruction counter (docs/measurements.md, "PyTorch"; about 40 min).
+.PHONY: bench-torch
+bench-torch: $(TORCH_TEST)/install/.made $(PLUGIN) | torch-deps
+	@PYTHONPATH=$(TORCH_TEST_PREFIX)/lib/python TORCH_ROOT=$(TORCH_ROOT) \
+	  measure/torch/count.sh $(PLUGIN) $(MEASURE)/torch-count.csv
