@@ -369,3 +369,6 @@ include mk/gguf.mk
 
 # llama.cpp's RPC backend: ggml-rpc-server -d GEMM_RVV and its client.
 include mk/rpc.mk
+
+# PyTorch: the shared library, the Python package (python/gemm_rvv) and its tests.
+include mk/torch.mk

@@ -24,6 +24,12 @@
 extern "C" {
 #endif
 
+/* The calls below are the shared library's interface even where the library is built with
+ * -fvisibility=hidden (its position-independent build, which libgemm_rvv.so is made from). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 typedef enum gemm_rvv_status {
     GEMM_RVV_OK = 0,
     GEMM_RVV_ERR_NULL = 1,     /* a required pointer is NULL */
@@ -410,6 +416,10 @@ void gemm_rvv_counters_reset(void);
 
 /* A table of the rows with the share of fallback calls, for logs. */
 void gemm_rvv_counters_print(FILE *out);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,8 @@
 #                                            apt sources name (the system's, or the given files)
 #        tools/setup-deps.sh engine          python3-torch and python3-numpy, the example engine's
 #                                            PyTorch reference (make test-engine; 655 MiB)
+#        tools/setup-deps.sh torch DIR       sid's riscv64 python3-torch, transformers and what they
+#                                            need into DIR/torch/root (the Python package's tests)
 #        tools/setup-deps.sh ggml DIR        sid's riscv64 ggml and llama.cpp (headers, libraries,
 #                                            tools, their dependencies, libc) into DIR/ggml/root,
 #                                            python3-gguf into DIR/ggml/python (the ggml plugin)
@@ -401,24 +403,33 @@ runtime_closure() {
     sed -n 's/:riscv64$//; /^[a-z0-9]/p' | sort -u
 }
 
+# apt's options for riscv64 packages on this machine.
+RISCV64_APT="-o APT::Architectures::=riscv64 -o APT::Architecture=riscv64"
+
+# start_root_fetch TOP NAME STAMP WANT WHAT: takes NAME's own lock in TOP (two builds sharing
+# TOP fetch once, beside the toolchain's fetch); fails when STAMP says WANT was fetched
+# already. Else sets ROOT_URI to the archive and makes the empty work folder TOP/NAME.tmp.
+start_root_fetch() {
+  local top=$1 name=$2 stamp=$3 want=$4 what=$5 archive
+  mkdir -p "$top"
+  if command -v flock >/dev/null; then exec 9> "$top/$name.lock"; flock 9; fi
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 1; fi
+  command -v dpkg >/dev/null || die "fetching $name needs Debian's dpkg and apt"
+  archive=$(system_archive) || exit 1
+  ROOT_URI=${archive% *}
+  say "fetching sid's riscv64 $what from $ROOT_URI into $top/$name (one time)"
+  rm -rf "$top/$name.tmp"; cleanup_add "$top/$name.tmp"; mkdir -p "$top/$name.tmp"
+}
+
 # Everything is extracted into DIR/ggml (a riscv64 root and a python tree), made in DIR/ggml.tmp
 # and moved into place once whole; the stamp names the packages it was made from.
 install_ggml() {
   local top=$1 dest="$1/ggml" stamp="$1/ggml/.complete"
   local want="${GGML_PACKAGES[*]} ${GGUF_PACKAGES[*]}"
   install_packages "${GGML_HOST_PACKAGES[@]}"
-  mkdir -p "$top"
-  # Its own lock: two builds sharing DIR fetch ggml once, beside the toolchain's fetch.
-  if command -v flock >/dev/null; then exec 9> "$top/ggml.lock"; flock 9; fi
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
-  command -v dpkg >/dev/null || die "fetching ggml needs Debian's dpkg and apt"
-  local archive uri work="$top/ggml.tmp" deb
-  local opts="-o APT::Architectures::=riscv64 -o APT::Architecture=riscv64"
+  start_root_fetch "$top" ggml "$stamp" "$want" "ggml, llama.cpp and python3-gguf" || return 0
+  local uri=$ROOT_URI work="$top/ggml.tmp" deb opts=$RISCV64_APT
   local hint="or install ggml 0.27 and llama.cpp on a riscv64 Debian sid system"
-  archive=$(system_archive) || exit 1
-  uri=${archive% *}
-  say "fetching sid's riscv64 ggml, llama.cpp and python3-gguf from $uri into $dest (one time)"
-  rm -rf "$work"; cleanup_add "$work"; mkdir -p "$work"
   # The named packages first (apt names any it cannot find), then what they need to run.
   fetch_debs "$work/apt" "deb [arch=riscv64] $uri sid" "$opts" "ggml and llama.cpp for riscv64" \
     "$hint" "${GGUF_PACKAGES[@]}" "${GGML_PACKAGES[@]}"
@@ -447,6 +458,46 @@ install_ggml() {
   rm -rf "$work"; cleanup_done "$work"
   echo "$want" > "$stamp"
   say "ggml ready: $dest/root (riscv64), $dest/python (python3-gguf)"
+}
+
+# sid's riscv64 Python and PyTorch, for the gemm_rvv Python package's tests: python3-torch,
+# transformers (a Llama to patch), numpy and what they need to run, extracted into DIR/torch/root
+# (run with `qemu-riscv64 -L DIR/torch/root DIR/torch/root/usr/bin/python3`). About 200
+# packages, 208 MB to download.
+TORCH_PACKAGES=(python3-torch python3-transformers python3-safetensors python3-numpy)
+
+# The links Debian's install scripts would make in a root unpacked with `dpkg -x`: the
+# merged-/usr ones, and the BLAS and LAPACK alternatives torch's libraries ask for.
+link_root() {
+  local root=$1 d lib="$1/usr/lib/riscv64-linux-gnu"
+  for d in lib bin sbin; do [ -e "$root/$d" ] || ln -s "usr/$d" "$root/$d"; done
+  [ -e "$lib/libblas.so.3" ] || ln -s blas/libblas.so.3 "$lib/libblas.so.3"
+  [ -e "$lib/liblapack.so.3" ] || ln -s lapack/liblapack.so.3 "$lib/liblapack.so.3"
+}
+
+install_torch() {
+  local top=$1 dest="$1/torch" stamp="$1/torch/.complete" want="${TORCH_PACKAGES[*]}"
+  start_root_fetch "$top" torch "$stamp" "$want" "python3-torch and transformers" || return 0
+  local uri=$ROOT_URI work="$top/torch.tmp" deb closure opts=$RISCV64_APT
+  local hint="or run the tests on a riscv64 Debian sid system with python3-torch installed"
+  fetch_debs "$work/apt" "deb [arch=riscv64] $uri sid" "$opts" "PyTorch for riscv64" \
+    "$hint" "${TORCH_PACKAGES[@]}"
+  closure=$(runtime_closure "$work/apt" "$opts" "${TORCH_PACKAGES[@]}" 2> "$work/apt/depends.log") ||
+    apt_failed "the dependencies of PyTorch" sid "$uri" "$work/apt/depends.log" "$hint"
+  # shellcheck disable=SC2086
+  (cd "$work/apt/debs" && rm -f ./*.deb && private_apt "$work/apt" $opts download $closure) \
+    > "$work/apt/download.log" 2>&1 ||
+    apt_failed "the dependencies of PyTorch" sid "$uri" "$work/apt/download.log" "$hint"
+  mkdir -p "$work/root"
+  for deb in "$work"/apt/debs/*.deb; do dpkg -x "$deb" "$work/root"; done
+  link_root "$work/root"
+  [ -x "$work/root/usr/bin/python3" ] || die "the packages gave no usr/bin/python3"
+  echo "$closure" > "$work/root/packages.txt"
+  rm -rf "$dest"; mkdir -p "$dest"
+  mv "$work/root" "$dest/"
+  rm -rf "$work"; cleanup_done "$work"
+  echo "$want" > "$stamp"
+  say "PyTorch ready: $dest/root (riscv64)"
 }
 
 # Tests source this file to call its functions one by one; run as a program, it does its job.
@@ -482,5 +533,9 @@ case "${1:-}" in
     # apt runs in a folder of its own below DIR: its paths must not be relative.
     install_ggml "$(realpath -m "$2")"
     ;;
-  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | cycles | engine | sid-qemu DIR | ggml DIR | archive [LIST PARTS]" ;;
+  torch)
+    [ $# -eq 2 ] || die "usage: $0 torch DIR"
+    install_torch "$(realpath -m "$2")"
+    ;;
+  *) die "usage: $0 host | qemu | fuzz | toolchain DIR | bench DIR | cycles | engine | sid-qemu DIR | ggml DIR | torch DIR | archive [LIST PARTS]" ;;
 esac

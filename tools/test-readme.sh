@@ -3,20 +3,22 @@
 # line "<!-- make test runs this block -->", as written, in the project's root, with HOME set
 # to a scratch folder under $BUILD (the blocks install and build there). Fails when a command
 # fails, when no block is marked, or when gemm-rvv-bench ran under QEMU without saying that its
-# figures are emulated.
-#   BUILD=build NATIVE= tools/test-readme.sh README.md
+# figures are emulated. MARK=TEXT runs the blocks after "<!-- TEXT -->" instead (make
+# test-torch runs those of "make test-torch runs this block", which need PyTorch's root).
+#   BUILD=build NATIVE= [MARK=TEXT] tools/test-readme.sh README.md
 set -euo pipefail
 
 readme=${1:?usage: $0 README.md}
-scratch=$(pwd)/${BUILD:-build}/readme-home
+mark="<!-- ${MARK:-make test runs this block} -->"
+scratch=$(pwd)/${BUILD:-build}/readme-home${MARK:+-${MARK// /-}}
 rm -rf "$scratch"
 mkdir -p "$scratch"
 
-awk '/<!-- make test runs this block -->/ { armed = 1; next }
+awk -v mark="$mark" '$0 == mark { armed = 1; next }
      armed && /^```sh/ { inside = 1; next }
      inside && /^```/ { inside = 0; armed = 0; print ""; next }
      inside { print }' "$readme" > "$scratch/commands.sh"
-blocks=$(grep -c '<!-- make test runs this block -->' "$readme" || true)
+blocks=$(grep -cxF "$mark" "$readme" || true)
 [ "$blocks" -gt 0 ] || { echo "test-readme: error: no block of $readme is marked" >&2; exit 1; }
 
 echo "=== the commands of $blocks blocks of $readme (HOME=$scratch) ==="
