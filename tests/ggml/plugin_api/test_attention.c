@@ -209,7 +209,7 @@ static void left_to_ggml(void)
         for (int i = 0; i < 2; i++) {
             struct ggml_context *oc = pa_ctx_new(16, 0);
             ggml_backend_buffer_t rbuf = NULL;
-            struct ggml_tensor *res = unfused(oc, &c, c.mask32, 0.0f, i == 1);
+            struct ggml_tensor *res = unfused(oc, &c, i ? c.mask16 : c.mask32, 0.0f, i == 1);
             if (run_graph(pa_be_rvv, oc, &rbuf, res, y, what[i]) &&
                 run_graph(pa_be_cpu, oc, &rbuf, res, ref, what[i])) {
                 size_t differ = count_bits_differ(y, ref, n);
