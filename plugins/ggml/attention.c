@@ -227,15 +227,20 @@ static void *grown(void **buf, size_t *len, size_t count, size_t size)
     return *buf;
 }
 
-/* The first `rows` rows of an F32 mask's slices as F16, rows of ne[0] after one another, when
- * every element converts exactly (llama.cpp's are 0, -Inf or ALiBi's small integers); else
- * false, and ggml's SOFT_MAX takes it as it is. */
+/* The first `rows` rows of the mask's slices as F16, rows of ne[0] after one another: an F16
+ * mask's as they are, an F32 mask's when every element converts exactly (llama.cpp's are 0,
+ * -Inf or ALiBi's small integers); else false, and ggml's SOFT_MAX takes it as it is. */
 static bool mask_f16(const struct ggml_tensor *mask, int64_t rows, uint16_t *out)
 {
     for (int64_t i3 = 0; i3 < mask->ne[3]; i3++)
         for (int64_t r = 0; r < rows; r++) {
-            const float *m = (const float *)((const char *)mask->data + r * mask->nb[1] +
-                                             i3 * mask->nb[3]);
+            const char *row = (const char *)mask->data + r * mask->nb[1] + i3 * mask->nb[3];
+            if (mask->type == GGML_TYPE_F16) {
+                memcpy(out, row, (size_t)mask->ne[0] * 2);
+                out += mask->ne[0];
+                continue;
+            }
+            const float *m = (const float *)row;
             for (int64_t p = 0; p < mask->ne[0]; p++) {
                 ggml_fp16_t h = ggml_fp32_to_fp16(m[p]);
                 if (ggml_fp16_to_fp32(h) != m[p])
@@ -244,6 +249,16 @@ static bool mask_f16(const struct ggml_tensor *mask, int64_t rows, uint16_t *out
             }
         }
     return true;
+}
+
+/* Q of one slice into rows of D, heads of n_q rows after one another. */
+static void q_copy(const struct ggml_tensor *q, int64_t slice, float *out)
+{
+    for (int64_t h = 0; h < q->ne[2]; h++)
+        for (int64_t i = 0; i < q->ne[1]; i++)
+            memcpy(out + (h * q->ne[1] + i) * q->ne[0],
+                   (const char *)q->data + i * q->nb[1] + h * q->nb[2] + slice * q->nb[3],
+                   (size_t)q->ne[0] * sizeof(float));
 }
 
 /* V^T of one slice (d rows of n_kv positions, per head) into V's layout for the call. */
@@ -271,9 +286,11 @@ enum ggml_status grg_attn_chain_compute(struct ggml_cgraph *g, int first, int la
     int64_t n_q = q->ne[1], n_kv = k->ne[1], d = k->ne[0];
     float params[2];
     memcpy(params, p->op_params, sizeof params);
+    /* ggml's allocator may give the result the memory of Q or of the mask, whose last reader
+     * is a node before it: both are copied first. */
     gemm_rvv_attention_args a = {
         .n_q = n_q, .n_kv = n_kv, .head_dim = d, .q_heads = q->ne[2], .kv_heads = k->ne[2],
-        .q_row_stride = (int64_t)(q->nb[1] / 4), .q_head_stride = (int64_t)(q->nb[2] / 4),
+        .q_row_stride = d, .q_head_stride = n_q * d,
         .k_pos_stride = (int64_t)(k->nb[1] / 2), .k_head_stride = (int64_t)(k->nb[2] / 2),
         .v_pos_stride = d, .v_head_stride = n_kv * d,
         .mask_row_stride = n_kv,
@@ -282,25 +299,20 @@ enum ggml_status grg_attn_chain_compute(struct ggml_cgraph *g, int first, int la
     };
     kv_type(k, &a.k_type);
     kv_type(v, &a.v_type);
-    bool mask32 = mask && mask->type == GGML_TYPE_F32;
     uint16_t *vt = grown(&s->v, &s->v_len, (size_t)(n_kv * d * v->ne[2]), 2);
-    uint16_t *m16 = mask32 ? grown(&s->mask, &s->mask_len, (size_t)(n_q * n_kv * mask->ne[3]), 2)
-                           : NULL;
-    if (!vt || (mask32 && !m16))
+    float *qs = grown(&s->q, &s->q_len, (size_t)(n_q * d * q->ne[2]), sizeof(float));
+    uint16_t *m16 = mask ? grown(&s->mask, &s->mask_len, (size_t)(n_q * n_kv * mask->ne[3]), 2)
+                         : NULL;
+    if (!vt || !qs || (mask && !m16))
         return GGML_STATUS_ALLOC_FAILED;
-    if (mask32 && !mask_f16(mask, n_q, m16))
+    if (mask && !mask_f16(mask, n_q, m16))
         return GGML_STATUS_ABORTED; /* the caller computes the nodes */
-    if (mask && !mask32)
-        a.mask_row_stride = (int64_t)(mask->nb[1] / 2);
     int64_t rk = q->ne[3] / k->ne[3];
     for (int64_t i3 = 0; i3 < q->ne[3]; i3++) {
-        if (mask) {
-            int64_t ms = i3 % mask->ne[3];
-            a.mask = mask32 ? m16 + ms * n_q * n_kv
-                            : (const uint16_t *)((const char *)mask->data + ms * mask->nb[3]);
-        }
+        a.mask = mask ? m16 + (i3 % mask->ne[3]) * n_q * n_kv : NULL;
         untranspose(v, i3 / rk, vt);
-        a.q = (const float *)((const char *)q->data + i3 * q->nb[3]);
+        q_copy(q, i3, qs);
+        a.q = qs;
         a.k = (const uint16_t *)((const char *)k->data + (i3 / rk) * k->nb[3]);
         a.v = vt;
         a.out = (float *)((char *)kqv->data + i3 * kqv->nb[3]);

@@ -37,6 +37,7 @@ void grg_stream_free(struct grg_stream *s)
     free(s->scratch);
     free(s->marked);
     free(s->attn.v);
+    free(s->attn.q);
     free(s->attn.mask);
     free(s);
 }
