@@ -11,7 +11,7 @@
 #                           peak memory with the plugin against without (tests/llama/check-memory.sh)
 #   make test-llama-full    the four models, 2 chunks, and the bad-input models
 #   make bench-llama        llama-bench tg/pp instructions counted under QEMU 7.2 (one thread),
-#                           without and with the plugin
+#                           without and with the plugin, and at context depths (attention)
 
 .PHONY: gguf-models test-gguf-shapes test-llama test-llama-full bench-llama
 
@@ -144,9 +144,17 @@ $(HWPROBE_SHIM): measure/llama/hwprobe_shim.c $(BUILD)/probe.ok
 # the plugin's Q8_0 kernels against ggml's own Q8_0 path. LLAMA_BENCH_MODELS="llama-gqa
 # qwen2-tied" counts the 1-layer test models, "llama qwen3" the others.
 LLAMA_BENCH_MODELS ?= llama-gqa-2l qwen2-tied-2l llama-q8_0
+# At a context depth (llama-bench -d, issue 40): a decoded token at 1024, a prompt token at 512,
+# of the GQA Llama in 2 layers (its attention: head dim 128, 9 query heads, 3 KV heads, F16
+# cache), into build/measure/llama/MODEL-depth. LLAMA_BENCH_DEPTH_MODELS= skips them.
+LLAMA_BENCH_DEPTH_MODELS ?= llama-gqa-2l
+LLAMA_BENCH_DEPTHS       ?= tg@1024 pp@512
+LLAMA_COUNT = NM=$(LLAMA_NM) GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
+              measure/llama/llama-count.sh $(PLUGIN) $(HWPROBE_SHIM) $(GGML_ROOT)
 
 bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
 	@set -e; for m in $(LLAMA_BENCH_MODELS); do \
-	  NM=$(LLAMA_NM) GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
-	    measure/llama/llama-count.sh $(PLUGIN) $(HWPROBE_SHIM) $(GGML_ROOT) $(LLAMA_MODELS)/$$m.gguf \
-	    $(BUILD)/measure/llama/$$m $(LLAMA_PLUGIN); done
+	  $(LLAMA_COUNT) $(LLAMA_MODELS)/$$m.gguf $(BUILD)/measure/llama/$$m $(LLAMA_PLUGIN); done
+	@set -e; for m in $(LLAMA_BENCH_DEPTH_MODELS); do \
+	  TESTS='$(LLAMA_BENCH_DEPTHS)' $(LLAMA_COUNT) $(LLAMA_MODELS)/$$m.gguf \
+	    $(BUILD)/measure/llama/$$m-depth $(LLAMA_PLUGIN); done
