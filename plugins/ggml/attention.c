@@ -284,6 +284,8 @@ enum ggml_status grg_attn_chain_compute(struct ggml_cgraph *g, int first, int la
     const struct ggml_tensor *k = kq->src[0], *q = kq->src[1], *v = kqv->src[0],
                              *mask = p->src[1];
     int64_t n_q = q->ne[1], n_kv = k->ne[1], d = k->ne[0];
+    if (ggml_is_empty(kqv))
+        return GGML_STATUS_SUCCESS;
     float params[2];
     memcpy(params, p->op_params, sizeof params);
     /* ggml's allocator may give the result the memory of Q or of the mask, whose last reader
