@@ -11,9 +11,10 @@
 #                           peak memory with the plugin against without (tests/llama/check-memory.sh)
 #   make test-llama-full    the four models, 2 chunks, and the bad-input models
 #   make bench-llama        llama-bench tg/pp instructions counted under QEMU 7.2 (one thread),
-#                           without and with the plugin, and at context depths (attention)
+#                           without and with the plugin, and at context depths (attention:
+#                           make bench-llama-depth alone)
 
-.PHONY: gguf-models test-gguf-shapes test-llama test-llama-full bench-llama
+.PHONY: gguf-models test-gguf-shapes test-llama test-llama-full bench-llama bench-llama-depth
 
 
 # Debian's interpreter, which has python3-numpy (a python3 earlier on PATH may not).
@@ -155,6 +156,10 @@ LLAMA_COUNT = NM=$(LLAMA_NM) GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GG
 bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
 	@set -e; for m in $(LLAMA_BENCH_MODELS); do \
 	  $(LLAMA_COUNT) $(LLAMA_MODELS)/$$m.gguf $(BUILD)/measure/llama/$$m $(LLAMA_PLUGIN); done
+	@$(MAKE) --no-print-directory bench-llama-depth
+
+# The depths alone (CONFIGS=plugin: the plugin's rows only, ggml's being slow to count).
+bench-llama-depth: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
 	@set -e; for m in $(LLAMA_BENCH_DEPTH_MODELS); do \
 	  TESTS='$(LLAMA_BENCH_DEPTHS)' $(LLAMA_COUNT) $(LLAMA_MODELS)/$$m.gguf \
 	    $(BUILD)/measure/llama/$$m-depth $(LLAMA_PLUGIN); done
