@@ -112,8 +112,8 @@ LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA
 # the GQA Llama in BF16 alone was most of the check), then peak memory with the plugin against
 # without (8 tokens: loading is most of each run) of issue 42's BF16, tied and Q8_0 models with
 # mmap, the tied and the Q8_0 ones with -lm none (all six, on 16 tokens, in test-llama-full).
-# The GQA Llama in BF16 (its attention too, D = 128, under vector QEMU), the tied Qwen2, the
-# other models, a batch of 64 and -lm none: test-llama-full.
+# The GQA Llama in BF16 (its attention too, D = 128), the tied Qwen2, the other models, a batch
+# of 64 and -lm none: test-llama-full.
 LLAMA_QUICK_CTX ?= 32
 test-llama: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama-gqa-small llama-gqa-q8_0,1,$(LLAMA_QUICK_CTX))
@@ -127,7 +127,7 @@ test-llama-full: $(LLAMA_TEST_DEPS)
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa))
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,qwen2-tied))
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama))
-	$(if $(LLAMA_PLUGIN),$(call check_attention,llama-gqa,256,$(LLAMA_QEMU_CPU)))
+	$(if $(LLAMA_PLUGIN),$(call check_attention,llama-gqa,256))
 	$(if $(LLAMA_PLUGIN),$(call check_memory,$(LLAMA_MEM_MODELS),mmap none,16))
 
 # ---- llama-bench counted under QEMU 7.2 (make bench-llama; not part of make test) -----------
