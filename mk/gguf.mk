@@ -11,9 +11,10 @@
 #                           peak memory with the plugin against without (tests/llama/check-memory.sh)
 #   make test-llama-full    the four models, 2 chunks, and the bad-input models
 #   make bench-llama        llama-bench tg/pp instructions counted under QEMU 7.2 (one thread),
-#                           without and with the plugin
+#                           without and with the plugin, and at context depths (attention:
+#                           make bench-llama-depth alone)
 
-.PHONY: gguf-models test-gguf-shapes test-llama test-llama-full bench-llama
+.PHONY: gguf-models test-gguf-shapes test-llama test-llama-full bench-llama bench-llama-depth
 
 
 # Debian's interpreter, which has python3-numpy (a python3 earlier on PATH may not).
@@ -88,6 +89,13 @@ define check_llama_run
 	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-llama-run.sh $(LLAMA_MODELS) $(1)
 endef
 
+# check_attention CASE, CTX[, QEMU_CPU]: tests/llama/check-attention.sh (llama-perplexity with
+# -fa auto, on and off, without and with the plugin: the attention on the plugin). Needs it.
+define check_attention
+	@QEMU=$(SID_QEMU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' CTX=$(2) $(if $(3),QEMU_CPU=$(3)) \
+	  LOG_DIR=$(LLAMA_TEST)/logs tests/llama/check-attention.sh $(LLAMA_MODELS) $(1)
+endef
+
 # check_memory CASES, MEM_MODES, CTX: tests/llama/check-memory.sh, peak memory with the plugin
 # against without (issue 42's models: BF16, tied, Q8_0). Needs the plugin.
 LLAMA_MEM_MODELS := llama-mem qwen2-tied-mem llama-mem-q8_0
@@ -99,16 +107,18 @@ endef
 LLAMA_TEST_DEPS := $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) | sid-qemu ggml-deps
 
 # The quick tier: the small GQA Llama in BF16 and the GQA Llama in Q8_0 on a batch of 32, then
-# the Q8_0 one's long prompts with mmap only (QEMU emulates the BF16 kernels' vector FP slowly:
+# the Q8_0 one's long prompts with mmap only, the small one's attention with -fa auto, on and
+# off at a context of 256 (the library's fallback: the kernels' bits) (QEMU emulates the BF16 kernels' vector FP slowly:
 # the GQA Llama in BF16 alone was most of the check), then peak memory with the plugin against
 # without (8 tokens: loading is most of each run) of issue 42's BF16, tied and Q8_0 models with
 # mmap, the tied and the Q8_0 ones with -lm none (all six, on 16 tokens, in test-llama-full).
-# The GQA Llama in BF16, the tied Qwen2, the other models, a batch of 64 and -lm none:
-# test-llama-full.
+# The GQA Llama in BF16 (its attention too, D = 128), the tied Qwen2, the other models, a batch
+# of 64 and -lm none: test-llama-full.
 LLAMA_QUICK_CTX ?= 32
 test-llama: $(LLAMA_TEST_DEPS)
 	$(call check_llama,llama-gqa-small llama-gqa-q8_0,1,$(LLAMA_QUICK_CTX))
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa-q8_0,mmap))
+	$(if $(LLAMA_PLUGIN),$(call check_attention,llama-gqa-small,256))
 	$(if $(LLAMA_PLUGIN),$(call check_memory,$(LLAMA_MEM_MODELS),mmap,8))
 	$(if $(LLAMA_PLUGIN),$(call check_memory,qwen2-tied-mem llama-mem-q8_0,none,8))
 
@@ -117,6 +127,7 @@ test-llama-full: $(LLAMA_TEST_DEPS)
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama-gqa))
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,qwen2-tied))
 	$(if $(LLAMA_PLUGIN),$(call check_llama_run,llama))
+	$(if $(LLAMA_PLUGIN),$(call check_attention,llama-gqa,256))
 	$(if $(LLAMA_PLUGIN),$(call check_memory,$(LLAMA_MEM_MODELS),mmap none,16))
 
 # ---- llama-bench counted under QEMU 7.2 (make bench-llama; not part of make test) -----------
@@ -134,9 +145,21 @@ $(HWPROBE_SHIM): measure/llama/hwprobe_shim.c $(BUILD)/probe.ok
 # the plugin's Q8_0 kernels against ggml's own Q8_0 path. LLAMA_BENCH_MODELS="llama-gqa
 # qwen2-tied" counts the 1-layer test models, "llama qwen3" the others.
 LLAMA_BENCH_MODELS ?= llama-gqa-2l qwen2-tied-2l llama-q8_0
+# At a context depth (llama-bench -d, issue 40): a decoded token at 1024, a prompt token at 512,
+# of the GQA Llama in 2 layers (its attention: head dim 128, 9 query heads, 3 KV heads, F16
+# cache), into build/measure/llama/MODEL-depth. LLAMA_BENCH_DEPTH_MODELS= skips them.
+LLAMA_BENCH_DEPTH_MODELS ?= llama-gqa-2l
+LLAMA_BENCH_DEPTHS       ?= tg@1024 pp@512
+LLAMA_COUNT = NM=$(LLAMA_NM) GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
+              measure/llama/llama-count.sh $(PLUGIN) $(HWPROBE_SHIM) $(GGML_ROOT)
 
 bench-llama: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
 	@set -e; for m in $(LLAMA_BENCH_MODELS); do \
-	  NM=$(LLAMA_NM) GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
-	    measure/llama/llama-count.sh $(PLUGIN) $(HWPROBE_SHIM) $(GGML_ROOT) $(LLAMA_MODELS)/$$m.gguf \
-	    $(BUILD)/measure/llama/$$m $(LLAMA_PLUGIN); done
+	  $(LLAMA_COUNT) $(LLAMA_MODELS)/$$m.gguf $(BUILD)/measure/llama/$$m $(LLAMA_PLUGIN); done
+	@$(MAKE) --no-print-directory bench-llama-depth
+
+# The depths alone (CONFIGS=plugin: the plugin's rows only, ggml's being slow to count).
+bench-llama-depth: $(PLUGIN) $(HWPROBE_SHIM) $(LLAMA_MODELS)/.made $(LLAMA_PLUGIN_DEP) | ggml-deps
+	@set -e; for m in $(LLAMA_BENCH_DEPTH_MODELS); do \
+	  TESTS='$(LLAMA_BENCH_DEPTHS)' $(LLAMA_COUNT) $(LLAMA_MODELS)/$$m.gguf \
+	    $(BUILD)/measure/llama/$$m-depth $(LLAMA_PLUGIN); done

@@ -6,7 +6,10 @@
 #
 # Per token: a run with two repetitions minus the same run with one (the loading, the warm-up
 # and the first repetition cancel), over the repetition's tokens: pp = a prompt of TOKENS
-# tokens in one batch (per prompt token), tg = TOKENS tokens decoded one by one.
+# tokens in one batch (per prompt token), tg = TOKENS tokens decoded one by one; pp@N and tg@N
+# the same at a context depth of N tokens (llama-bench -d N: N tokens in the KV cache first;
+# llama-bench computes them once and restores its saved state for the second repetition, so a
+# token's figure also holds 1/TOKENS of that restore, a copy of the cache).
 # The Linears' share: instructions in the code that runs them, by offset in the mapped file:
 # without the plugin ggml-cpu's ggml_compute_forward_mul_mat, ggml_vec_dot_bf16 and
 # ggml_cpu_fp32_to_bf16 (activations rounded to BF16); with it, all of libggml-gemm-rvv.so.
@@ -20,7 +23,8 @@
 #
 # Usage: measure/llama/llama-count.sh COUNT_PLUGIN SHIM GGML_ROOT MODEL OUT_DIR [GGML_PLUGIN]
 # Environment: QEMU (qemu-riscv64 7.2), NM (a riscv64 nm), GGUF_SHAPES (runs tools/gguf-shapes),
-#              TOKENS (16), CONFIGS ("cpu", and "plugin" when GGML_PLUGIN is given).
+#              TOKENS (16), CONFIGS ("cpu", and "plugin" when GGML_PLUGIN is given),
+#              TESTS ("pp tg"; e.g. "tg@1024 pp@512" for context depths).
 # Writes OUT_DIR/llama-count.csv and prints the table.
 set -euo pipefail
 count_plugin=$1 shim=$2 root=$3 model=$4 out=$5 ggml_plugin=${6:-}
@@ -117,25 +121,36 @@ for config in "${configs[@]}"; do
     env_args=(-E GGML_BACKEND_PATH="$(realpath "$ggml_plugin")" -E GEMM_RVV_THREADS=1)
     range_args=$(plugin_range "$ggml_plugin")
   fi
-  for test in pp tg; do
+  for spec in ${TESTS:-pp tg}; do
+    test=${spec%@*} depth=0
+    [ "$spec" = "$test" ] || depth=${spec#*@}
     if [ "$test" = pp ]; then sizes=(-p "$TOKENS" -n 0); else sizes=(-p 0 -n "$TOKENS"); fi
-    one=$(count "$config-$test-r1" "$range_args" "${sizes[@]}" -r 1)
-    two=$(count "$config-$test-r2" "$range_args" "${sizes[@]}" -r 2)
+    sizes+=(-d "$depth")
+    one=$(count "$config-$spec-r1" "$range_args" "${sizes[@]}" -r 1)
+    two=$(count "$config-$spec-r2" "$range_args" "${sizes[@]}" -r 2)
     if [ "$test" = pp ]; then macs=$((body + last / TOKENS)); else macs=$((body + last)); fi
-    awk -v c="$config" -v t="$test" -v n="$TOKENS" -v macs="$macs" \
+    awk -v c="$config" -v t="$spec" -v n="$TOKENS" -v macs="$macs" \
         -v i1="$(value insns "$one")" -v i2="$(value insns "$two")" \
         -v v1="$(value vwork_eighths "$one")" -v v2="$(value vwork_eighths "$two")" \
         -v r1="$(value range_insns "$one")" -v r2="$(value range_insns "$two")" 'BEGIN {
       i = (i2 - i1) / n; v = (v2 - v1) / 8 / n; r = (r2 - r1) / n
       printf "%s,%s,%d,%.0f,%.0f,%.0f,%.3f,%.2f\n", c, t, n, i, v, r, r / i, i / macs }' \
       >> "$out/llama-count.csv"
-    breakdown "$config" "$test"
+    breakdown "$config" "$spec"
   done
 done
 column -s, -t "$out/llama-count.csv"
+# show CONFIG TEST: the breakdown's 25 largest.
+show() {
+  echo "Where a token's instructions go ($1, $2; instructions per token, function or file):"
+  awk -F, '{ t += $1; r[NR] = $0 } END { for (i = 1; i <= NR && i <= 25; i++) { split(r[i], f, ",")
+    printf "  %12d  %5.1f %%  %s\n", f[1], 100 * f[1] / t, f[2] } printf "  %12d  100.0 %%  (all)\n", t }' \
+    "$out/breakdown-$1-$2.csv"
+}
+# The plugin's prompt token (ggml's without the plugin); every config's at a context depth.
 shown=plugin; [ -f "$out/breakdown-plugin-pp.csv" ] || shown=cpu
-echo "Where a prompt token's instructions go ($shown; instructions per token, function or file):"
-awk -F, '{ t += $1; r[NR] = $0 } END { for (i = 1; i <= NR && i <= 25; i++) { split(r[i], f, ",")
-  printf "  %12d  %5.1f %%  %s\n", f[1], 100 * f[1] / t, f[2] } printf "  %12d  100.0 %%  (all)\n", t }' \
-  "$out/breakdown-$shown-pp.csv"
+[ -f "$out/breakdown-$shown-pp.csv" ] && show "$shown" pp
+for config in "${configs[@]}"; do
+  for spec in ${TESTS:-pp tg}; do [ "$spec" = "${spec%@*}" ] || show "$config" "$spec"; done
+done
 echo "(Linear MACs per decoded token: $((body + last)); per prompt token: $((body + last / TOKENS)); $model)"

@@ -1,5 +1,6 @@
-/* A GEMM_RVV backend's graphs: the nodes in the graph's order, each product GEMM_RVV serves
- * and each GET_ROWS of a packed weight run here, every run of other nodes between them by
+/* A GEMM_RVV backend's graphs: the nodes in the graph's order, each product GEMM_RVV serves,
+ * each GET_ROWS of a packed weight, each attention (FLASH_ATTN_EXT, or llama.cpp's chain
+ * without it, its three nodes as one) run here, every run of other nodes between them by
  * ggml's CPU backend on the same graph (only that run's nodes marked to compute), so nothing
  * is copied between the two. Nodes the graph marks not to compute (the branches
  * ggml_build_forward_select leaves out) and empty nodes are left alone, as the CPU backend
@@ -14,6 +15,7 @@ struct grg_stream {
     size_t scratch_len;
     uint8_t *marked; /* per node: whether the graph marked it to compute */
     int marked_len;
+    struct grg_scratch attn;
 };
 
 struct grg_stream *grg_stream_new(int threads)
@@ -34,6 +36,9 @@ void grg_stream_free(struct grg_stream *s)
     ggml_backend_free(s->cpu);
     free(s->scratch);
     free(s->marked);
+    free(s->attn.v);
+    free(s->attn.q);
+    free(s->attn.mask);
     free(s);
 }
 
@@ -45,7 +50,34 @@ void grg_stream_set_threads(struct grg_stream *s, int threads)
 static bool runs_here(const struct ggml_tensor *t)
 {
     return (t->op == GGML_OP_MUL_MAT && grg_serves_mul_mat(t, NULL)) ||
-           (t->op == GGML_OP_GET_ROWS && grg_serves_get_rows(t));
+           (t->op == GGML_OP_GET_ROWS && grg_serves_get_rows(t)) ||
+           (t->op == GGML_OP_FLASH_ATTN_EXT && grg_serves_flash_attn(t, NULL));
+}
+
+static enum ggml_status run_node(struct grg_stream *s, struct ggml_tensor *t)
+{
+    if (ggml_is_empty(t))
+        return GGML_STATUS_SUCCESS;
+    switch (t->op) {
+    case GGML_OP_GET_ROWS:
+        return grg_get_rows(t);
+    case GGML_OP_FLASH_ATTN_EXT:
+        return grg_flash_attn(t);
+    default:
+        return grg_mul_mat(t, &s->scratch, &s->scratch_len);
+    }
+}
+
+/* The last node of an attention chain starting at node i that the graph marked whole, or -1. */
+static int chain_at(struct grg_stream *s, struct ggml_cgraph *graph, int i)
+{
+    int last = grg_attn_chain(graph, i);
+    for (int j = i; j <= last; j++) {
+        enum ggml_op op = ggml_graph_node(graph, j)->op;
+        if (!s->marked[j] && (op == GGML_OP_MUL_MAT || op == GGML_OP_SOFT_MAX))
+            return -1;
+    }
+    return last;
 }
 
 /* Nodes [from, to) on the CPU backend: those of them the graph marked, and no others. */
@@ -83,13 +115,25 @@ enum ggml_status grg_stream_compute(struct grg_stream *s, struct ggml_cgraph *gr
     int from = 0;
     for (int i = 0; i < n && st == GGML_STATUS_SUCCESS; i++) {
         struct ggml_tensor *t = ggml_graph_node(graph, i);
-        if (!s->marked[i] || !runs_here(t))
+        if (!s->marked[i])
+            continue;
+        int last = chain_at(s, graph, i);
+        if (last >= 0) {
+            st = cpu_run(s, graph, from, i);
+            if (st == GGML_STATUS_SUCCESS)
+                st = grg_attn_chain_compute(graph, i, last, &s->attn);
+            if (st == GGML_STATUS_ABORTED) /* a mask the call cannot take: ggml's nodes */
+                st = cpu_run(s, graph, i, last + 1);
+            from = last + 1;
+            i = last;
+            continue;
+        }
+        if (!runs_here(t))
             continue;
         st = cpu_run(s, graph, from, i);
         from = i + 1;
-        if (st == GGML_STATUS_SUCCESS && !ggml_is_empty(t))
-            st = t->op == GGML_OP_GET_ROWS ? grg_get_rows(t)
-                                           : grg_mul_mat(t, &s->scratch, &s->scratch_len);
+        if (st == GGML_STATUS_SUCCESS)
+            st = run_node(s, t);
     }
     if (st == GGML_STATUS_SUCCESS)
         st = cpu_run(s, graph, from, n);

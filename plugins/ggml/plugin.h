@@ -99,6 +99,28 @@ bool grg_serves_get_rows(const struct ggml_tensor *op);
  * the same bits. GGML_STATUS_FAILED (nothing more written) on an index out of range. */
 enum ggml_status grg_get_rows(struct ggml_tensor *dst);
 
+/* attention.c: attention through gemm_rvv_attention. */
+/* Whether GEMM_RVV computes this FLASH_ATTN_EXT itself; with `why`, why not. */
+bool grg_serves_flash_attn(const struct ggml_tensor *op, const char **why);
+/* Runs one FLASH_ATTN_EXT that grg_serves_flash_attn takes, every ne3 slice. */
+enum ggml_status grg_flash_attn(struct ggml_tensor *dst);
+/* The stream's scratch for the unfused chain: V untransposed, Q and the mask (as F16)
+ * copied. */
+struct grg_scratch {
+    void *v, *q, *mask;
+    size_t v_len, q_len, mask_len;
+};
+/* When node i of g starts llama.cpp's attention without FLASH_ATTN_EXT (MUL_MAT of the K
+ * cache by Q, SOFT_MAX, MUL_MAT of V^T by the weights; views between them) whose two
+ * intermediates nothing else reads, in a form the call takes: the index of its last node;
+ * else -1. */
+int grg_attn_chain(struct ggml_cgraph *g, int i);
+/* Computes the chain [first, last] into the last node's tensor with one call per ne3 slice;
+ * GGML_STATUS_ABORTED, nothing written, when its F32 mask does not convert to F16 exactly
+ * (the caller then has ggml compute the nodes). */
+enum ggml_status grg_attn_chain_compute(struct ggml_cgraph *g, int first, int last,
+                                        struct grg_scratch *s);
+
 /* supports.c */
 bool grg_supports_op(const struct ggml_tensor *op);
 

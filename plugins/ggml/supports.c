@@ -3,7 +3,7 @@
  * need the bytes of a packed weight (only GEMM_RVV's products and its GET_ROWS read those,
  * the latter so that a tied embedding is held once), would take into
  * GEMM_RVV's buffer a weight that it does not multiply (such weights stay in ggml's own
- * buffers, its repacking ones included), or would turn llama.cpp's flash attention off. A
+ * buffers, its repacking ones included); and the attention it computes (FLASH_ATTN_EXT). A
  * tensor not placed yet is taken as packed when GEMM_RVV would pack it once placed in its
  * buffer (test-backend-ops places every tensor of a case there after asking). */
 #include <pthread.h>
@@ -51,11 +51,15 @@ static bool in_set(struct weight_set *set, const struct ggml_tensor *w, bool add
     return found;
 }
 
+/* Names a declined weight (or attention: its result) once, with the reason. */
 static void log_decline(const struct ggml_tensor *w, const char *why)
 {
     if (!in_set(&declined, w, true))
         grg_log(GGML_LOG_LEVEL_INFO, "%s: declines %s [%lld x %lld x %lld x %lld]: %s\n", GRG_NAME,
-                w->name[0] ? w->name : "(unnamed weight)", (long long)w->ne[0],
+                w->name[0]                          ? w->name
+                : w->op == GGML_OP_FLASH_ATTN_EXT ? "(unnamed attention)"
+                                                  : "(unnamed weight)",
+                (long long)w->ne[0],
                 (long long)w->ne[1], (long long)w->ne[2], (long long)w->ne[3], why);
 }
 
@@ -81,11 +85,19 @@ bool grg_supports_op(const struct ggml_tensor *op)
 {
     if (layout_op(op->op))
         return true;
-    /* llama.cpp turns flash attention off when it would run on another device than its layer,
-     * and an accelerator device gets no layers: left to the CPU, it stays on. (graph_compute
-     * still computes it when handed one, as ggml-rpc's server does.) */
-    if (op->op == GGML_OP_FLASH_ATTN_EXT)
+    /* Attention GEMM_RVV computes (attention.c). Taking it, GEMM_RVV also makes llama.cpp's
+     * -fa auto turn flash attention off on one board (the op would run on another device than
+     * its layer's CPU device); graph_compute then computes the unfused chain with the same
+     * call. A FLASH_ATTN_EXT it declines stays on the CPU device, flash attention on, as
+     * without GEMM_RVV (graph_compute still has ggml compute one it is handed, as ggml-rpc's
+     * server hands it every node). */
+    if (op->op == GGML_OP_FLASH_ATTN_EXT) {
+        const char *why;
+        if (grg_serves_flash_attn(op, &why))
+            return true;
+        log_decline(op, why);
         return false;
+    }
     bool product = op->op == GGML_OP_MUL_MAT || op->op == GGML_OP_MUL_MAT_ID;
     if (op->op == GGML_OP_MUL_MAT && grg_format_of(op->src[0]->type)) {
         const char *why;

@@ -11,11 +11,13 @@
 #      backend (products, empty and unselected nodes, read-back, views, memset, clear and
 #      reset, a llama layer alone and through the scheduler, threads, supports_op);
 #   5. every op, not only MUL_MAT: test-backend-ops' support mode on GEMM_RVV and on the CPU
-#      backend must take the same cases (all of test-backend-ops' cases, every op), except
-#      FLASH_ATTN_EXT, which GEMM_RVV leaves to the CPU device by design (supports.c); then
-#      test-backend-ops' test mode on GEMM_RVV, every case it takes matching the CPU backend:
-#      the ops of llama.cpp's models (OPS_QUICK) in the quick tier, every op in the full one;
-#      each op run must have a passing case (the log lists them).
+#      backend must take the same cases (all of test-backend-ops' cases, every op), except the
+#      FLASH_ATTN_EXT GEMM_RVV declines by design (DECLINED_CASES: sinks, caches other than
+#      F16 and BF16, V's head dim other than K's); then test-backend-ops' test mode on
+#      GEMM_RVV, every case it takes matching the CPU backend: the ops of llama.cpp's models
+#      (OPS_QUICK) and FLASH_ATTN_EXT of llama-style shapes (FA_QUICK_PARAMS) in the quick
+#      tier, every op in the full one; each op run must have a passing case (the log lists
+#      them), and the FLASH_ATTN_EXT run the plugin's log line of the attention it computed.
 # Usage: tests/ggml/run.sh PLUGIN OTHER_SHAPES_PLUGIN OTHER_RELEASE_STUB PLUGIN_API_TEST quick|full
 #   quick: VLEN 256 (the K1's); full: also VLEN 128 and 1024, and VLEN 256 with Zvfbfwma;
 #   plugin_api at VLEN 256 (quick), and at 128, 256 and 1024 with every product (full); the
@@ -133,8 +135,14 @@ api() {
 # the hand-over (every op, views, in-place), not ggml's arithmetic; every case: the full tier.
 OPS_QUICK=${OPS_QUICK:-ADD,MUL,SCALE,RMS_NORM,NORM,ROPE,SOFT_MAX,CPY,CONT,DUP,GET_ROWS,SET_ROWS,SWIGLU,GEGLU,SILU,GELU,ADD_ID,ARGMAX,SUM_ROWS}
 OPS_QUICK_PARAMS=${OPS_QUICK_PARAMS:-'^(?!.*([[,=](?!(128|512)(\]|,))[0-9]{3}|=(q[0-9]|iq|tq|mxfp|nvfp)|(^|,)type=f16,|mode=(?!(0|2),)|ff=1))'}
-# What GEMM_RVV's supports_op declines by design, though ggml's CPU backend takes it.
-DECLINED_OPS=FLASH_ATTN_EXT
+# What GEMM_RVV's supports_op declines by design, though ggml's CPU backend takes it (a
+# Perl-compatible expression on a case's name): FLASH_ATTN_EXT with attention sinks, a K or V
+# cache other than F16 and BF16, or V's head dim other than K's (gemm_rvv_attention's rule).
+DECLINED_CASES='^FLASH_ATTN_EXT\((hsk=([0-9]+),hsv=(?!\2,)|.*sinks=1|.*type_K=(?!(f16|bf16),)|.*type_V=(?!(f16|bf16),))'
+# FLASH_ATTN_EXT in the quick tier: a GQA group of 4 at head dim 128 over 512 positions, 3
+# rows, with ALiBi and soft-capping or neither (F16 cache), and a BF16 cache at head dim 64:
+# 5 cases (the fallback under QEMU; the full tier runs every case).
+FA_QUICK_PARAMS=${FA_QUICK_PARAMS:-'^(hsk=128,hsv=128,nh=4,nr23=\[4,1\],kv=512,nb=3,mask=1,.*prec=f32,.*permute=\[0,1,2,3\]|hsk=64,hsv=64,nh=4,nr23=\[1,1\],kv=113,nb=3,mask=1,.*type_K=bf16,.*permute=\[0,1,2,3\])'}
 
 one_core=""
 taskset -c 0 true 2>/dev/null && one_core="taskset -c 0"
@@ -142,7 +150,7 @@ taskset -c 0 true 2>/dev/null && one_core="taskset -c 0"
 strip_colors() { sed 's/\x1b\[[0-9;]*m//g' "$1"; }
 
 # support_mode: test-backend-ops' support mode (no computation: each case's supports_op) on
-# GEMM_RVV and on the CPU backend; the two must take the same cases but DECLINED_OPS.
+# GEMM_RVV and on the CPU backend; the two must take the same cases but DECLINED_CASES.
 support_mode() {
   local name log_g="$LOG_DIR/support-GEMM_RVV.log" log_c="$LOG_DIR/support-CPU.log" rc_g=0 rc_c=0
   GGML_BACKEND_PATH=$plugin "$SID_QEMU" -L "$GGML_ROOT" -cpu rv64,v=true,vlen=256 \
@@ -162,9 +170,9 @@ support_mode() {
     return
   fi
   # Cases GEMM_RVV takes that the CPU backend does not (it could not compute them), and cases
-  # the CPU backend takes that GEMM_RVV declines, but those of DECLINED_OPS.
+  # the CPU backend takes that GEMM_RVV declines, but those of DECLINED_CASES.
   extra=$(comm -23 <(echo "$cases_g") <(echo "$cases_c"))
-  missing=$(comm -13 <(echo "$cases_g") <(echo "$cases_c") | grep -vE "^(${DECLINED_OPS//,/|})\(" || true)
+  missing=$(comm -13 <(echo "$cases_g") <(echo "$cases_c") | grep -vP "$DECLINED_CASES" || true)
   # Support mode places no tensor: a BF16 or Q8_0 tensor of a planned N x K is taken as packed
   # (in GEMM_RVV's buffer it would be), so GEMM_RVV declines the cases that read one with
   # anything but its own product (MUL_MAT by BF16 activations, OUT_PROD of a Q8_0 tensor); only
@@ -174,12 +182,14 @@ support_mode() {
   missing=$(grep -vE '=(bf16|q8_0)' <<< "$missing" || true)
   [ -z "$extra" ] || { fail "support mode: GEMM_RVV takes $(grep -c . <<< "$extra") cases the CPU backend does not ($log_g):"; head -5 <<< "$extra"; }
   [ -z "$missing" ] || { fail "support mode: GEMM_RVV declines $(grep -c . <<< "$missing") cases the CPU backend takes ($log_g):"; head -5 <<< "$missing"; }
-  local ops declined_n
+  local ops declined_n fa_n
   ops=$(sed 's/(.*//' <<< "$cases_g" | sort -u | grep -c . || true)
-  declined_n=$(strip_colors "$log_g" | grep -cE "^  (${DECLINED_OPS//,/|})\(.*: NOT SUPPORTED$" || true)
-  [ "$declined_n" -gt 0 ] || fail "support mode: no case of $DECLINED_OPS listed as declined ($log_g)"
+  declined_n=$(strip_colors "$log_g" | sed -n 's/^  \(.*\): NOT SUPPORTED$/\1/p' | grep -cP "$DECLINED_CASES" || true)
+  fa_n=$(grep -c '^FLASH_ATTN_EXT(' <<< "$cases_g" || true)
+  [ "$declined_n" -gt 0 ] || fail "support mode: no case of DECLINED_CASES listed as declined ($log_g)"
+  [ "$fa_n" -gt 0 ] || fail "support mode: GEMM_RVV takes no FLASH_ATTN_EXT case ($log_g)"
   if [ -z "$extra$missing" ]; then
-    echo "support mode: GEMM_RVV takes the CPU backend's $n_g cases of $ops ops, all but $declined_n of $DECLINED_OPS (declined by design) and $bf16_declined with a BF16 or Q8_0 tensor it would pack"
+    echo "support mode: GEMM_RVV takes the CPU backend's $n_g cases of $ops ops ($fa_n of FLASH_ATTN_EXT), all but $declined_n FLASH_ATTN_EXT (declined by design) and $bf16_declined with a BF16 or Q8_0 tensor it would pack"
   fi
 }
 
@@ -218,9 +228,14 @@ served vlen=256 vlen256
 support_mode
 if [ "$tier" = full ]; then
   ops ops-all
+  fa_log=ops-all
 else
   ops ops-llama -o "$OPS_QUICK" -p "$OPS_QUICK_PARAMS"
+  ops flash-attn -o FLASH_ATTN_EXT -p "$FA_QUICK_PARAMS"
+  fa_log=flash-attn
 fi
+grep -q 'GEMM_RVV: .* (FLASH_ATTN_EXT): attention D = ' "$LOG_DIR/backend-ops-$fa_log.log" ||
+  fail "$fa_log: the plugin's log names no FLASH_ATTN_EXT it computed ($LOG_DIR/backend-ops-$fa_log.log)"
 declined
 refused
 api vlen=256 vlen256

@@ -4,8 +4,9 @@
 #   - without the plugin: the perplexity of MODELS/text.txt, which for a random model must be
 #     near the vocabulary size (within a factor 4 of it: a broken run is far off);
 #   - with PLUGIN (GGML_BACKEND_PATH): the plugin says it loaded, the perplexity is the same
-#     (relative difference at most MAX_REL_DIFF; MAX_REL_DIFF_Q8, 0, for a model with Q8_0
-#     weights: the library's Q8_0 products are ggml's bits), and its log names,
+#     (relative difference at most MAX_REL_DIFF, Q8_0 models too: their products are ggml's
+#     bits, test-ggml checks them, but the plugin computes attention in FP32 where ggml rounds
+#     Q to F16 for an F16 cache), and its log names,
 #     for every weight of a Linear: a plan serving it when it is BF16 or Q8_0 and the plugin's
 #     library has a plan for its (N, K) in its format (LIB_MANIFEST); a decline when it is BF16
 #     or Q8_0 without a plan; nothing served in other formats (F16: ggml's CPU backend runs the
@@ -34,7 +35,6 @@ DECLINED=${DECLINED:-'GEMM_RVV: declines @NAME@ \['}
 LOADED=${LOADED:-'GEMM_RVV: loaded into ggml'}
 CTX=${CTX:-64} CHUNKS=${CHUNKS:-1} THREADS=${THREADS:-1}
 MAX_REL_DIFF=${MAX_REL_DIFF:-1e-3}
-MAX_REL_DIFF_Q8=${MAX_REL_DIFF_Q8:-0}
 LOG_DIR=${LOG_DIR:-build/llama/logs}
 mkdir -p "$LOG_DIR"
 failed=0 passed=0
@@ -120,10 +120,8 @@ for case in "${cases[@]}"; do
   fi
   rel=$(awk -v a="$with" -v b="$cpu" 'BEGIN { d = (a - b) / b; printf "%.2e", d < 0 ? -d : d }')
   echo "$case: perplexity $cpu without the plugin, $with with it (relative difference $rel)"
-  max=$MAX_REL_DIFF
-  $GGUF_SHAPES --weights "$model" | cut -f2 | grep -qx Q8_0 && max=$MAX_REL_DIFF_Q8
-  if awk -v r="$rel" -v m="$max" 'BEGIN { exit !(r <= m) }'; then ok; else
-    fail "$case: the perplexities differ by $rel, more than $max"
+  if awk -v r="$rel" -v m="$MAX_REL_DIFF" 'BEGIN { exit !(r <= m) }'; then ok; else
+    fail "$case: the perplexities differ by $rel, more than $MAX_REL_DIFF"
   fi
   check_log "$case" "$LOG_DIR/$case.plugin.log"
 done

@@ -11,6 +11,11 @@
 #   4. a client that runs to the end: its perplexity equals the reference (relative difference
 #      at most MAX_REL_DIFF), and the servers' logs together name, for each BF16 Linear whose
 #      (N, K) the plugin's library has plans for (LIB_MANIFEST), the plan that served it;
+#   4b. attention: llama.cpp kept flash attention on for client 4 (-fa auto: the layers are on
+#      the RPC devices, the op too), and the servers' logs name the FLASH_ATTN_EXT the plugin
+#      computed; at a context of FA_CTX, for each -fa of FA_MODES, a client over both servers
+#      and a local run without the plugin give the same perplexity (MAX_REL_DIFF), and with
+#      -fa off the servers' logs name llama.cpp's unfused chain the plugin computed;
 #   5. with SECOND=1: a second client that runs to the end on the same servers: the same perplexity as the
 #      first, to the last digit, and the same logits (llama-perplexity's --kl-divergence-base
 #      file of each, compared byte for byte);
@@ -37,6 +42,8 @@
 #                     of more than DIE_AFTER_SENT bytes of weights (default CASE)
 #   DIE_SHIM          tests/llama/die_after_sent.c built for the target, preloaded into client 2
 #   DIE_AFTER_SENT    the bytes client 2 sends before it dies (default 4 MiB)
+#   FA_MODES, FA_CTX  case 4b's -fa values (default "auto on off"; empty: none) and -c
+#                     (default 256)
 #   MIXED             1: also case 7 (default 0)
 #   SECOND            1: also case 5 (default 1)
 #   LOG_DIR           where the logs go
@@ -46,6 +53,7 @@ models=$1 case=$2
 : "${QEMU:?}" "${GGML_ROOT:?}" "${PLUGIN:?}" "${LIB_MANIFEST:?}" "${GGUF_SHAPES:?}" "${DIE_SHIM:?}"
 DIE_AFTER_SENT=${DIE_AFTER_SENT:-4194304}
 QEMU_CPU=${QEMU_CPU:-rv64,v=true,vlen=256}
+FA_MODES=${FA_MODES-auto on off} FA_CTX=${FA_CTX:-256}
 CTX=${CTX:-64} THREADS=${THREADS:-1} RUN_TIMEOUT=${RUN_TIMEOUT:-600} MIXED=${MIXED:-0} SECOND=${SECOND:-1}
 MAX_REL_DIFF=${MAX_REL_DIFF:-1e-3} RSS_SLACK_MIB=${RSS_SLACK_MIB:-16}
 LOG_DIR=${LOG_DIR:-build/llama/logs-rpc}
@@ -263,6 +271,36 @@ if [ "$expected" -gt 0 ] && [ "$served" = "$expected" ]; then
 else
   fail "the servers served $served of $expected BF16 Linears with plans (logs: $LOG_DIR/server0.log, server1.log)"
 fi
+
+# 4b. Attention at FA_CTX with each -fa mode, over RPC against a local run without the plugin.
+for mode in $FA_MODES; do
+  settled
+  client "$LOG_DIR/local-fa-$mode.log" -c "$FA_CTX" -b "$FA_CTX" -fa "$mode"
+  wait "$client"
+  client "$LOG_DIR/rpc-fa-$mode.log" --rpc "$rpc" -ngl 99 -ts 1,1 -c "$FA_CTX" -b "$FA_CTX" -fa "$mode"
+  wait "$client"
+  local_ppl=$(ppl "$LOG_DIR/local-fa-$mode.log") with=$(ppl "$LOG_DIR/rpc-fa-$mode.log")
+  if [ -z "$local_ppl" ] || [ -z "$with" ]; then
+    fail "-fa $mode -c $FA_CTX: no perplexity locally ($local_ppl) or over RPC ($with) ($LOG_DIR/rpc-fa-$mode.log)"
+    tail -3 "$LOG_DIR/rpc-fa-$mode.log"
+    continue
+  fi
+  rel=$(rel_diff "$with" "$local_ppl")
+  echo "$case -fa $mode -c $FA_CTX: perplexity $local_ppl locally without the plugin, $with over RPC (relative difference $rel)"
+  if within "$rel"; then ok; else fail "-fa $mode: the perplexities differ by $rel, more than $MAX_REL_DIFF"; fi
+done
+# The plugin logs each kind once per server process.
+attn_served() { cat "$LOG_DIR/server0.log" "$LOG_DIR/server1.log" | grep -c "GEMM_RVV: .* ($1): attention D = " || true; }
+if grep -q 'resolve_fused_ops: Flash Attention enabled' "$LOG_DIR/rpc.log" &&
+   [ "$(attn_served FLASH_ATTN_EXT)" -gt 0 ]; then ok; else
+  fail "-fa auto over RPC: flash attention not enabled ($LOG_DIR/rpc.log), or no server's log names a FLASH_ATTN_EXT the plugin computed"
+fi
+if grep -q off <<< "$FA_MODES"; then
+  if [ "$(attn_served 'attention without FLASH_ATTN_EXT')" -gt 0 ]; then ok; else
+    fail "-fa off over RPC: no server's log names an unfused attention the plugin computed"
+  fi
+fi
+echo "$case: attention on the servers' plugin: FLASH_ATTN_EXT named in $(attn_served FLASH_ATTN_EXT) server log(s), the unfused chain in $(attn_served 'attention without FLASH_ATTN_EXT')"
 
 # 5. With SECOND=1: a second client on the same servers, after the first: the same perplexity
 # line, the same value of each chunk, and the same logits, bit for bit.

@@ -81,5 +81,6 @@ void group_threads(void);                                           /* test_regi
 void group_supports(void);                                          /* test_supports.c */
 void group_source(void);                                            /* test_release.c */
 void group_rows(void);                                              /* test_rows.c */
+void group_attention(void);                                         /* test_attention.c */
 
 #endif
