@@ -1,5 +1,5 @@
 #include "attn_plan.h"
-#include "plan.h" /* sort_unique_rows */
+#include "rows.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 #include "plan.h"
+#include "rows.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,18 +16,6 @@ void plan_name(char *buf, size_t size, enum weight_format format, unsigned bucke
 unsigned q8_0_tile_rows(unsigned bucket)
 {
     return bucket == 1 ? 1 : 2;
-}
-
-size_t sort_unique_rows(void *rows, size_t count, size_t size,
-                        int (*cmp)(const void *, const void *))
-{
-    char *r = rows;
-    qsort(r, count, size, cmp);
-    size_t unique = 0;
-    for (size_t i = 0; i < count; i++)
-        if (unique == 0 || cmp(r + (unique - 1) * size, r + i * size) != 0)
-            memmove(r + unique++ * size, r + i * size, size);
-    return unique;
 }
 
 static int row_cmp(const void *pa, const void *pb)

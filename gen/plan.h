@@ -65,11 +65,6 @@ void plan_name(char *buf, size_t size, enum weight_format format, unsigned bucke
  * the plain weights' are then written as "the same blockings". */
 int blockings_same(const struct blocking a[SHARES], const struct blocking b[SHARES]);
 
-/* Sorts `count` rows of `size` bytes by cmp and drops repeats (rows cmp finds equal): every
- * entry's row, made into the plans. Returns how many are left. */
-size_t sort_unique_rows(void *rows, size_t count, size_t size,
-                        int (*cmp)(const void *, const void *));
-
 /* Rows of a Q8_0 plan's tile: 1 for the GEMV, else 2 (gr_q8_0_tiles has both). */
 unsigned q8_0_tile_rows(unsigned bucket);
 
