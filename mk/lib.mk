@@ -31,9 +31,14 @@ $(OBJ_DIR)/gen/%.o: $(GEN_DIR)/%.c $(GEN_DIR)/gr_contract.h
 # The BF16 tiles are written in the order an in-order dual-issue core (the K1's X60) should
 # run them (templates/base/tiles.c.in): GCC's scheduling passes, which know no such core,
 # would group the activation loads and the widening apart from the FMAs again, and TER would
-# move address arithmetic next to each load; neither runs on them (docs/measurements.md,
-# "Cycles of the tiles on the X60").
-TILE_ORDER_CFLAGS := -fno-schedule-insns -fno-schedule-insns2 -fno-tree-ter
+# move address arithmetic next to each load; neither runs on them. Nor do IVOPTs and
+# straight-line strength reduction, which would rewrite the templates' addresses (each step
+# placed where it waits for no FMA) into sums beside the loads and chains of adds; the tile
+# ends step their row pointers themselves (templates/tile_ends.c.in). Without out-of-SSA's
+# coalescing of variables the 7x2 tile keeps its accumulators in place (else vmv2r copies
+# every trip). Figures: docs/measurements.md, "Cycles of the tiles on the X60".
+TILE_ORDER_CFLAGS := -fno-schedule-insns -fno-schedule-insns2 -fno-tree-ter -fno-tree-coalesce-vars \
+                     -fno-ivopts -fno-tree-slsr
 $(OBJ_DIR)/gen/bf16_tiles_%.o: $(GEN_DIR)/bf16_tiles_%.c $(GEN_DIR)/gr_contract.h $(VARIANTS)
 	@mkdir -p $(@D)
 	$(eval march := $(call variant_march,$*))
@@ -44,12 +49,15 @@ $(OBJ_DIR)/gen/bf16_tiles_%.o: $(GEN_DIR)/bf16_tiles_%.c $(GEN_DIR)/gr_contract.
 
 # The Q8_0 tiles: GCC's first scheduling pass interleaves their e8 products with their e16
 # sums (a vsetvli between every two) and runs out of registers (spills); without it each
-# group of k runs at one vtype after another, as written, and nothing spills. Their quantiser
-# includes the runtime's scalar scale rule.
+# group of k runs at one vtype after another, as written, and nothing spills. Nor do the
+# second pass and TER run: they would load each activation just before its product, into one
+# register, which the X60 waits for (templates/base/q8_tiles.c.in). Their quantiser includes
+# the runtime's scalar scale rule.
+Q8_ORDER_CFLAGS := -fno-schedule-insns -fno-schedule-insns2 -fno-tree-ter
 $(OBJ_DIR)/gen/q8_0_tiles.o: $(GEN_DIR)/q8_0_tiles.c $(GEN_DIR)/gr_contract.h runtime/q8_0_scale.h
 	@mkdir -p $(@D)
-	@echo "  CC  $< (-fno-schedule-insns)"
-	@$(TARGET_CC) $(KERNEL_CFLAGS) -fno-schedule-insns $(CPPFLAGS) -c $< -o $@
+	@echo "  CC  $< (as ordered)"
+	@$(TARGET_CC) $(KERNEL_CFLAGS) $(Q8_ORDER_CFLAGS) $(CPPFLAGS) -c $< -o $@
 
 # The attention tiles repeat the runtime's exponential (runtime/attn_exp.h) operation for operation.
 $(OBJ_DIR)/gen/attention_tiles.o: $(GEN_DIR)/attention_tiles.c $(GEN_DIR)/gr_contract.h runtime/attn_exp.h
