@@ -110,6 +110,12 @@ def check(call, status):
         raise GemmRvvError(call, status, _lib.gemm_rvv_strerror(status).decode())
 
 
+def free_weight(obj):
+    """Frees a weight object, also after close() (the library stays mapped); one that a call
+    is using (GEMM_RVV_ERR_BUSY) is left allocated."""
+    _lib.gemm_rvv_weight_free(obj)
+
+
 def plan_buckets(n, k):
     """The M buckets the library's plans for (n, k) serve, ascending; [] if it has none."""
     count = lib().gemm_rvv_plan_buckets(n, k, None, 0)

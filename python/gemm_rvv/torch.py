@@ -7,11 +7,13 @@ increasing k, the bias added after, the output in X's dtype (docs/pytorch.md, "N
 """
 import ctypes
 import struct
+import threading
+import weakref
 
 import torch
 from torch import nn
 
-from ._lib import BF16, F32, check, lib, plan_buckets
+from ._lib import BF16, F32, check, free_weight, lib, plan_buckets
 
 # ---- packed weights ------------------------------------------------------------------------
 # A packed weight is a uint8 tensor [N, C]: N says the output width without reading it (the
@@ -64,21 +66,42 @@ def pack(weight):
     packed = torch.empty((n, -(-total // n)), dtype=torch.uint8)
     base = packed.data_ptr()
     offset = -(-(base + _HEADER_BYTES) // _ALIGN) * _ALIGN - base
-    obj = _weight_object(n, k, base + offset, size.value)
-    try:
-        check("gemm_rvv_weight_write", lib().gemm_rvv_weight_write(obj, bits.data_ptr(), 0, n * k))
-    finally:
-        lib().gemm_rvv_weight_free(obj)
+    obj = _object_of(packed, base + offset, n, k, size.value)
+    check("gemm_rvv_weight_write", lib().gemm_rvv_weight_write(obj, bits.data_ptr(), 0, n * k))
     header = _HEADER.pack(_MAGIC, n, k, size.value, offset, _isa())
     ctypes.memmove(base, header, len(header))
     return packed
 
 
-def _weight_object(n, k, mem, size):
-    obj = ctypes.c_void_p()
-    check("gemm_rvv_weight_create_in",
-          lib().gemm_rvv_weight_create_in(n, k, mem, size, ctypes.byref(obj)))
+# One weight object per packed tensor, made when it is packed (or at its first call, for a
+# packed tensor this process did not make) and freed with the tensor: a call costs a lookup,
+# and calls on one weight from several threads share the object (gemm_rvv_weight_create_in
+# writes the padding, so an object made per call raced with the other calls' reads).
+_objects = {}  # (address of the copy, N, K, its bytes) -> the weight object
+_objects_lock = threading.Lock()
+
+
+def _object_of(packed, address, n, k, size):
+    key = (address, n, k, size)
+    obj = _objects.get(key)
+    if obj is None:
+        with _objects_lock:
+            obj = _objects.get(key)
+            if obj is None:
+                obj = ctypes.c_void_p()
+                check("gemm_rvv_weight_create_in",
+                      lib().gemm_rvv_weight_create_in(n, k, address, size, ctypes.byref(obj)))
+                _objects[key] = obj
+                weakref.finalize(packed, _forget, key).atexit = False
     return obj
+
+
+def _forget(key):
+    """The packed tensor is gone: its object goes too (kept if a call still runs on it)."""
+    with _objects_lock:
+        obj = _objects.pop(key, None)
+    if obj is not None:
+        free_weight(obj)
 
 
 def packed_shape(packed):
@@ -131,13 +154,10 @@ def linear(x: torch.Tensor, packed_weight: torch.Tensor,
     else:
         rows = rows.view(torch.int16)
     b = None if bias is None else bias.detach().to(torch.float32).contiguous()
-    obj = _weight_object(n, k, packed_weight.data_ptr() + offset, size)
-    try:
-        check("gemm_rvv_linear", lib().gemm_rvv_linear(
-            rows.data_ptr(), m, ldx, obj, None if b is None else b.data_ptr(), y.data_ptr(), n,
-            F32 if x.dtype == torch.float32 else BF16))
-    finally:
-        lib().gemm_rvv_weight_free(obj)
+    obj = _object_of(packed_weight, packed_weight.data_ptr() + offset, n, k, size)
+    check("gemm_rvv_linear", lib().gemm_rvv_linear(
+        rows.data_ptr(), m, ldx, obj, None if b is None else b.data_ptr(), y.data_ptr(), n,
+        F32 if x.dtype == torch.float32 else BF16))
     return y.reshape(*x.shape[:-1], n)
 
 

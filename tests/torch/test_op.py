@@ -111,6 +111,39 @@ def test_module_repacks():
     assert torch.equal(bits(m(x)), bits(library_linear(x, other.weight, other.bias, torch.float32)))
 
 
+def test_weight_objects():
+    """One library weight object per packed tensor, made once, freed with the tensor, and
+    shared by calls from several threads (each with the library's bits)."""
+    import gc
+    import threading
+    n, k = PLANNED
+    w = randn(n, k)
+    before = len(gt._objects)
+    p = gt.pack(w)
+    assert len(gt._objects) == before + 1
+    xs = [randn(m, k) for m in (1, 3, 8, 33)]
+    wants = [bits(library_linear(x, w, None, torch.float32)) for x in xs]
+    for _ in range(3):
+        torch.ops.gemm_rvv.linear(xs[0], p, None)
+    assert len(gt._objects) == before + 1, "a call made a weight object of its own"
+    failures = []
+
+    def calls():
+        for _ in range(4):
+            for x, want in zip(xs, wants):
+                if not torch.equal(bits(torch.ops.gemm_rvv.linear(x, p, None)), want):
+                    failures.append(x.shape)
+    threads = [threading.Thread(target=calls) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, f"calls from threads differ from the library's bits: {failures}"
+    del p
+    gc.collect()
+    assert len(gt._objects) == before, "the packed tensor is gone, its weight object is not"
+
+
 def test_bad_input():
     n, k = PLANNED
     w = randn(n, k)
@@ -152,4 +185,4 @@ def test_closed_library():
 
 run([test_plans, test_every_bucket_fp32, test_every_bucket_bf16, test_without_plan,
      test_batch_dims_and_strides, test_module_fp32_and_bf16_weights, test_module_repacks,
-     test_bad_input, test_fake_and_export, test_closed_library])  # closing last: it is for good
+     test_weight_objects, test_bad_input, test_fake_and_export, test_closed_library])  # closing last: it is for good
