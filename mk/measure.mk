@@ -253,6 +253,9 @@ PROJECT_ARGS    = $(foreach f,$(filter-out %-attention.csv,$(shell ls -tr $(MEAS
                   $(shell test -f $(PROJECT_CYCLES) && echo --cycles $(PROJECT_CYCLES)) \
                   $(shell test -f $(MEASURE)/count-attention.csv && echo --attention-count $(MEASURE)/count-attention.csv) \
                   $(foreach f,$(shell ls -tr $(MEASURE)/dram-attention*.csv 2>/dev/null),--attention-dram $(f)) \
+                  $(shell test -f $(MEASURE)/torch-count.csv && echo --torch-count $(MEASURE)/torch-count.csv) \
+                  $(shell test -f $(MEASURE)/llama/llama-gqa-2l/llama-count.csv && \
+                    echo --llama-count $(MEASURE)/llama/llama-gqa-2l/llama-count.csv) \
                   $(PROJECT_MODELS)
 
 # What the projection needs that make bench-count's and make bench-dram's own lists do not

@@ -82,9 +82,21 @@ $(BUILD)/example/linear: $(SHARED_LIB)
 FULL_CHECKS += test-torch
 FULL_DEPS   += torch-deps
 
-# Instructions per prompt and decoded token of the tests' tiny Llama, patched and unpatched,
-# under QEMU 7.2 with the instruction counter (docs/measurements.md, "PyTorch"; about 40 min).
+# Instructions per prompt and decoded token of the tests' tiny Llama and a Qwen2-shaped model,
+# patched and unpatched, under QEMU 7.2 with the instruction counter (docs/measurements.md,
+# "PyTorch"; about 90 min). Its library: measure/torch/shapes.yaml, installed as the tests' is.
+# TORCH_BENCH_MODELS="llama" counts the tiny Llama alone.
+TORCH_BENCH        := $(BUILD)/torch-bench
+TORCH_BENCH_SHAPES := measure/torch/shapes.yaml
+TORCH_BENCH_MODELS ?= llama qwen2
+$(TORCH_BENCH)/gen/manifest.json: $(GEN_BIN) $(TEMPLATES) $(TORCH_BENCH_SHAPES)
+	$(GEN_BIN) -o $(@D) $(TORCH_BENCH_SHAPES) > /dev/null
+$(eval $(call plugin_rules,torch-bench,$(TORCH_BENCH)/gen))
+$(TORCH_BENCH)/install/.made: $(TORCH_BENCH)/$(SHARED_NAME) $(PYTHON_SRCS) mk/torch.mk
+	@$(MAKE) --no-print-directory install-python BUILD=$(BUILD) \
+	  PREFIX=$(abspath $(TORCH_BENCH))/install SHARED_LIB=$< > /dev/null
+	@touch $@
 .PHONY: bench-torch
-bench-torch: $(TORCH_TEST)/install/.made $(PLUGIN) | torch-deps
-	@PYTHONPATH=$(TORCH_TEST_PREFIX)/lib/python TORCH_ROOT=$(TORCH_ROOT) \
-	  measure/torch/count.sh $(PLUGIN) $(MEASURE)/torch-count.csv
+bench-torch: $(TORCH_BENCH)/install/.made $(PLUGIN) | torch-deps
+	@PYTHONPATH=$(abspath $(TORCH_BENCH))/install/lib/python TORCH_ROOT=$(TORCH_ROOT) \
+	  measure/torch/count.sh $(PLUGIN) $(MEASURE)/torch-count.csv $(TORCH_BENCH_MODELS)

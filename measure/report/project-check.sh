@@ -20,6 +20,8 @@ run() { # NAME DRAM_CSV|cycles.csv|count-attention.csv|dram-attention.csv... : t
       cycles*) args+=(--cycles "$fix/$f") ;;
       count-attention*) args+=(--attention-count "$fix/$f") ;;
       dram-attention*) args+=(--attention-dram "$fix/$f") ;;
+      torch-count*) args+=(--torch-count "$fix/$f") ;;
+      llama-count*) args+=(--llama-count "$fix/$f") ;;
       *) args+=(--dram "$fix/$f") ;;
     esac
   done
@@ -143,6 +145,24 @@ grep -q 'no --attention-count' "$work/new.md" ||
 # A BF16 cache takes the bf16 rows: 9 cycles a MAC (4.608 ms), ratio 10 (5.12 ms) a block.
 KV_CACHE=bf16 run attn-bf16 dram.csv count-attention.csv dram-attention.csv
 expect attn-bf16 attention decode@999 1 1 ms 10.24 bound memory
+
+# The engines' own work (torch-count.csv: the Qwen2-shaped model's patched row, 2 blocks;
+# llama-count.csv: the plugin's pp and tg rows): PyTorch 2,000,000 instructions a decoded
+# token outside the library = 1,000,000 a block, 2 ms for the fixture's 2 blocks, added to the
+# Linears' 6.497811 ms (1 thread) and 6.9 (8); a prompt token 100,000 a block: 25.6 ms for 128
+# tokens beside the Linears' 53.3. llama.cpp: 200,000 a block (0.4 ms) and the attention at
+# depth 0 (0.002048 ms).
+run eng dram.csv count-attention.csv dram-attention.csv torch-count.csv llama-count.csv
+expect eng engine torch 1 1 ms 2
+expect eng engine torch 1 1 tok_s 117.677364
+expect eng engine torch 1 8 tok_s 112.359551
+expect eng engine torch 128 1 ms 25.6
+expect eng engine torch 128 1 tok_s 1622.306717
+expect eng engine llama 1 1 tok_s 144.930498
+grep -q 'each engine.s own work besides the Linears' "$work/eng.md" ||
+  { echo "project-check: eng.md: no table of the engines' own work" >&2; fail=1; }
+! grep -q 'own work besides' "$work/attn.md" ||
+  { echo "project-check: attn.md: an engines' table without their counts" >&2; fail=1; }
 
 # the assumptions once, beside the tables
 for name in new old both cyc attn; do

@@ -18,6 +18,12 @@
 #   instructions and vector work per MAC, by cache type, head dim, decoding or a prompt, n_kv).
 # --attention-dram: make bench-dram-attention's dram-attention.csv (a decoded token's DRAM bytes
 #   over the KV bytes it reads, by head dim, heads, n_kv, threads, L2).
+# --torch-count: make bench-torch's torch-count.csv; --llama-count: make bench-llama's
+#   llama-count.csv of the 2-block GQA Llama. With either, a table of the engines' own work
+#   besides the Linears (PyTorch patched by gemm_rvv.torch, llama.cpp with the plugin): their
+#   instructions a token outside libgemm_rvv, counted on a model of 2 blocks (PyTorch: the
+#   Qwen2-shaped model, BF16; llama.cpp: the GQA Llama), per block, times each model's blocks,
+#   at SCALAR_IPC, added to its Linears (and llama.cpp's attention on the library at depth 0).
 # SHAPES_YAML:BLOCKS: a shapes file (its layers' name, N and K; `lm_head` runs once per token,
 #   every other layer once per transformer block; the attention's shape from its header comment
 #   "H query heads and G key/value heads of D", as gemm-rvv-shapes writes it) and the model's
@@ -30,7 +36,7 @@
 # SCALAR_IPC (1: scalar instructions a cycle).
 set -euo pipefail
 usage() { echo "usage: $0 [--count CSV]... [--dram CSV]... [--cycles CSV] [--csv OUT] SHAPES_YAML:BLOCKS..." >&2; exit 2; }
-counts=() drams=() cycles=() attn_counts=() attn_drams=() csv_out=/dev/null models=()
+counts=() drams=() cycles=() attn_counts=() attn_drams=() engine_counts=() engine_kinds="" csv_out=/dev/null models=()
 while [ $# -gt 0 ]; do
   case $1 in
     --count) [ $# -ge 2 ] || usage; counts+=("$2"); shift 2 ;;
@@ -38,6 +44,8 @@ while [ $# -gt 0 ]; do
     --cycles) [ $# -ge 2 ] || usage; cycles=("$2"); shift 2 ;;
     --attention-count) [ $# -ge 2 ] || usage; attn_counts=("$2"); shift 2 ;;
     --attention-dram) [ $# -ge 2 ] || usage; attn_drams+=("$2"); shift 2 ;;
+    --torch-count) [ $# -ge 2 ] || usage; engine_counts+=("$2"); engine_kinds+=t; shift 2 ;;
+    --llama-count) [ $# -ge 2 ] || usage; engine_counts+=("$2"); engine_kinds+=l; shift 2 ;;
     --csv) [ $# -ge 2 ] || usage; csv_out=$2; shift 2 ;;
     -*) usage ;;
     *) models+=("$1"); shift ;;
@@ -46,7 +54,7 @@ done
 [ ${#models[@]} -gt 0 ] || usage
 [ ${#counts[@]} -gt 0 ] || { echo "project.sh: no count CSV: run make bench-count" >&2; exit 1; }
 [ ${#drams[@]} -gt 0 ] || { echo "project.sh: no DRAM CSV: run make bench-dram" >&2; exit 1; }
-for f in "${counts[@]}" "${drams[@]}" "${cycles[@]}" "${attn_counts[@]}" "${attn_drams[@]}"; do
+for f in "${counts[@]}" "${drams[@]}" "${cycles[@]}" "${attn_counts[@]}" "${attn_drams[@]}" "${engine_counts[@]}"; do
   [ -f "$f" ] || { echo "project.sh: $f is missing" >&2; exit 1; }
 done
 
@@ -79,6 +87,7 @@ for f in "${drams[@]}"; do kinds+="d"; files+=("$f"); done
 for f in "${cycles[@]}"; do kinds+="y"; files+=("$f"); done
 for f in "${attn_counts[@]}"; do kinds+="a"; files+=("$f"); done
 for f in "${attn_drams[@]}"; do kinds+="e"; files+=("$f"); done
+kinds+=$engine_kinds; files+=("${engine_counts[@]}")
 
 awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     -v ghz="${K1_GHZ:-1.6}" -v vlen="${VLEN:-256}" -v dlen="${DLEN:-128}" -v units="${VEC_UNITS:-2}" \
@@ -87,7 +96,7 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     -v ipc="${SCALAR_IPC:-1}" '
   FNR == 1 { file++; kind = substr(kinds, file, 1); delete col
              for (i = 1; i <= NF; i++) col[$i] = i
-             need = kind == "c" ? "M N K vlen path vwork_per_mac" : kind == "d" ? "M N K path placement l2_kb dram_bytes min_bytes" : kind == "a" ? "kv_type head_dim n_q n_kv macs live_macs scalar_per_mac vwork_per_mac" : kind == "e" ? "kv_type head_dim q_heads kv_heads n_q n_kv threads l2_kb dram_bytes cache_bytes" : "variant rows lmul columns k_per_trip cycles_per_trip buckets"
+             need = kind == "c" ? "M N K vlen path vwork_per_mac" : kind == "d" ? "M N K path placement l2_kb dram_bytes min_bytes" : kind == "a" ? "kv_type head_dim n_q n_kv macs live_macs scalar_per_mac vwork_per_mac" : kind == "e" ? "kv_type head_dim q_heads kv_heads n_q n_kv threads l2_kb dram_bytes cache_bytes" : kind == "t" ? "model mode per_prompt_token per_decoded_token library_prompt library_decoded" : kind == "l" ? "config test insns_per_token linear_insns_per_token" : "variant rows lmul columns k_per_trip cycles_per_trip buckets"
              nn = split(need, req, " ")
              for (i = 1; i <= nn; i++) if (!(req[i] in col)) {
                printf "project.sh: %s: no %s column in its header\n", FILENAME, req[i] > "/dev/stderr"; bad = 1; exit 1 }
@@ -111,6 +120,12 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
                 key = $col["head_dim"] "," $col["q_heads"] "," $col["kv_heads"] "," $col["threads"] "," $col["l2_kb"]
                 if (!((key "," $col["n_kv"]) in er)) elist[key] = elist[key] " " $col["n_kv"]
                 er[key "," $col["n_kv"]] = $col["dram_bytes"] / $col["cache_bytes"]; next }
+  # the engines'\'' own instructions per token and block (their counted models have 2 blocks)
+  kind == "t" { if ($col["model"] != "qwen2" || $col["mode"] != "patched") next
+                rest["torch", "d"] = ($col["per_decoded_token"] - $col["library_decoded"]) / 2
+                rest["torch", "p"] = ($col["per_prompt_token"] - $col["library_prompt"]) / 2; next }
+  kind == "l" { if ($col["config"] != "plugin" || ($col["test"] != "tg" && $col["test"] != "pp")) next
+                rest["llama", $col["test"] == "tg" ? "d" : "p"] = ($col["insns_per_token"] - $col["linear_insns_per_token"]) / 2; next }
   kind == "y" { if ($col["variant"] != "base") next
                 l = $col["lmul"]; cols[l] = $col["columns"]
                 cpk[l, $col["rows"]] = $col["cycles_per_trip"] / $col["k_per_trip"]
@@ -241,6 +256,42 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
                acpm < 0 ? "" : sprintf("%.4f", acpm) > csv_out }
       printf "| %d | %s%s |\n", dep, acpm < 0 ? "-" : sprintf("%.3f", acpm), r }
   }
+  # Each engine'\'' decode and prefill tokens/s at depth 0 on T threads: the Linears (dec[],
+  # pre[]), the library'\''s attention for llama.cpp, the engine'\''s own instructions on one thread.
+  function engine_table(md,   e, j, blk, r, od, op, tok, names, lib_attn, E) {
+    if (!(("torch", "d") in rest) && !(("llama", "d") in rest)) return
+    blk = blocks[md]
+    print ""
+    printf "### %s at depth 0: each engine'\''s own work besides the Linears (at SCALAR_IPC = %s)\n", md, ipc
+    print ""
+    hdr = "| engine | own instructions a block, decode / prompt token"
+    sep = "|---|---:"
+    for (j = 1; j <= nt; j++) { hdr = hdr sprintf(" | decode %d thr., tokens/s | prefill of %d, tokens/s", T[j], prompt); sep = sep "|---:|---:" }
+    print hdr " |"; print sep "|"
+    names["torch"] = "PyTorch, gemm_rvv.torch.patch"; names["llama"] = "llama.cpp, the plugin"
+    split("llama torch", E, " ")
+    for (e = 1; e <= 2; e++) { if (!((E[e], "d") in rest)) continue
+      r = sprintf("| %s | %.2f M / %.2f M", names[E[e]], rest[E[e], "d"] / 1e6, rest[E[e], "p"] / 1e6)
+      for (j = 1; j <= nt; j++) {
+        lib_attn = 0
+        if (E[e] == "llama" && (md in ahd) && na) { attention(md, 0, 0, T[j]); lib_attn = blk * at }
+        od = blk * rest[E[e], "d"] / (ipc * ghz * 1e9)
+        tok = 1 / (dec[j] + lib_attn + od)
+        r = r sprintf(" | %.3f (%.0f %% own)", tok, 100 * od * tok)
+        lib_attn = 0
+        if (E[e] == "llama" && (md in ahd) && na) { attention(md, 0, 1, T[j]); lib_attn = blk * at }
+        op = blk * prompt * rest[E[e], "p"] / (ipc * ghz * 1e9)
+        r = r sprintf(" | %.1f", prompt / (pre[j] + lib_attn + op))
+        printf "engine,%s,%s,-,-,1,%d,,,,,,,,%.6f,,%.4f\n", md, E[e], T[j], 1e3 * od, tok > csv_out
+        printf "engine,%s,%s,-,-,%d,%d,,,,,,,,%.6f,,%.4f\n", md, E[e], prompt, T[j], 1e3 * op,
+               prompt / (pre[j] + lib_attn + op) > csv_out
+      }
+      print r " |" }
+    print ""
+    print "Own instructions: outside libgemm_rvv, per block (the counted model'\''s over its 2 blocks:"
+    print "embedding, final norm, sampling and the interpreter'\''s fixed cost a token spread over"
+    print "them), on one thread; PyTorch'\''s include its attention (scalar, at depth 0) and Python."
+  }
   function ms(s) { return sprintf(s < 0.001 ? "%.3f" : s < 0.1 ? "%.2f" : "%.1f", 1e3 * s) }
 
   END {
@@ -361,6 +412,7 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
       }
       print r1; print r2; print r3; print r4; print r5
       depth_tables(md)
+      engine_table(md)
     }
     if (used["?"] || used["§"]) {
       print ""
