@@ -236,12 +236,15 @@ gemm_rvv_status gemm_rvv_linear_plain(const uint16_t *x, int64_t m, int64_t ldx,
  * divide ggml's nb by the element size); strides are >= 0:
  *   Q[i, h, d]    = q[i * q_row_stride + h * q_head_stride + d]              (float)
  *   K[p, g, d]    = k[p * k_pos_stride + g * k_head_stride + d]    (k_type: GEMM_RVV_F16/BF16)
- *   V[p, g, d]    = v[p * v_pos_stride + g * v_head_stride + d]    (v_type: GEMM_RVV_F16/BF16)
+ *   V[p, g, d]    = v[p * v_pos_stride + g * v_head_stride + d * v_dim_stride]    (v_type: ...;
+ *                   v_dim_stride 0 means 1: d adjacent)
  *   mask[i, p]    = mask[i * mask_row_stride + p]                          (F16 bits, or NULL)
  *   out[i, h, d]  = out[i * out_row_stride + h * out_head_stride + d]      (float)
  * ggml's layout: q [D, n_q, H_q] F32 (q_row_stride = nb1 / 4, q_head_stride = nb2 / 4), k and v
  * [D, n_kv, H_kv] (k_pos_stride = nb1 / 2, k_head_stride = nb2 / 2), mask [n_kv, n_q padded]
  * (mask_row_stride = nb1 / 2), dst [D, H_q, n_q] (out_head_stride = D, out_row_stride = H_q D).
+ * llama.cpp without flash attention keeps V transposed, [n_kv, D, H_kv] with positions
+ * adjacent: v_pos_stride = 1, v_dim_stride = nb1 / 2, v_head_stride = nb2 / 2 (no copy needed).
  * F16 and BF16 are widened exactly; Q stays FP32.
  *
  * Checked before anything is written (on error out is untouched):
@@ -279,6 +282,7 @@ typedef struct gemm_rvv_attention_args {
     const uint16_t *v;
     int64_t v_pos_stride, v_head_stride;
     gemm_rvv_type v_type;
+    int64_t v_dim_stride; /* V's stride along d; 0 or 1: adjacent */
     const uint16_t *mask; /* F16, or NULL: no mask */
     int64_t mask_row_stride;
     float scale;

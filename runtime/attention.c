@@ -64,6 +64,7 @@ static void gr_attention_tile_begin(const struct attention_job *job, size_t g, s
         .pairs = count, .head_dim = d, .k_stride = (size_t)a->k_pos_stride,
         .k_type = a->k_type == GEMM_RVV_BF16 ? GR_KV_BF16 : GR_KV_F16,
         .v_stride = (size_t)a->v_pos_stride,
+        .v_dim_stride = a->v_dim_stride ? (size_t)a->v_dim_stride : 1,
         .v_type = a->v_type == GEMM_RVV_BF16 ? GR_KV_BF16 : GR_KV_F16,
         .dot_scale = at->dot_scale, .softcap = a->logit_softcap, .kt = kt, .vt = vt};
     for (size_t r = 0; r < count; r++) {
@@ -152,11 +153,14 @@ static void gr_attention_tiles(const struct attention_job *job, size_t g, size_t
                 live[n_live++] = t;
         if (n_live == 0)
             continue;
+        /* V widened once into vt for the tiles that share the block, and always when its d
+         * is not adjacent (the pv tiles read rows of adjacent elements). */
+        const int from_vt = n_live > 1 || st[live[0]].args.v_dim_stride != 1;
         job->tiles->kt[k_type](&st[live[0]].args);
-        if (n_live > 1)
+        if (from_vt)
             job->tiles->vt[v_type](&st[live[0]].args);
         for (size_t i = 0; i < n_live; i++)
-            gr_attention_tile_block(job->tiles, &st[live[i]], n_live > 1);
+            gr_attention_tile_block(job->tiles, &st[live[i]], from_vt);
     }
     for (size_t t = 0; t < count; t++)
         for (size_t r = 0; r < st[t].args.pairs; r++)

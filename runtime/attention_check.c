@@ -3,16 +3,24 @@
 
 #include "attention.h"
 
-/* Elements from the first of an [count1, count2, d] array with strides s1, s2 (and 1) to its
- * last, into *n; 0 when that, in bytes of elem, does not fit a ptrdiff_t. */
+/* Elements from the first of an [count1, count2, d] array with strides s1, s2, sd to its last,
+ * into *n; 0 when that, in bytes of elem, does not fit a ptrdiff_t. */
+static int extent_strided(uint64_t count1, uint64_t s1, uint64_t count2, uint64_t s2, uint64_t d,
+                          uint64_t sd, size_t elem, uint64_t *n)
+{
+    uint64_t a, b, c;
+    if (__builtin_mul_overflow(count1 - 1, s1, &a) || __builtin_mul_overflow(count2 - 1, s2, &b) ||
+        __builtin_mul_overflow(d - 1, sd, &c) || __builtin_add_overflow(a, b, n) ||
+        __builtin_add_overflow(*n, c, n) || __builtin_add_overflow(*n, 1, n))
+        return 0;
+    return *n <= (uint64_t)PTRDIFF_MAX / elem;
+}
+
+/* The same with d adjacent. */
 static int extent(uint64_t count1, uint64_t s1, uint64_t count2, uint64_t s2, uint64_t d,
                   size_t elem, uint64_t *n)
 {
-    uint64_t a, b;
-    if (__builtin_mul_overflow(count1 - 1, s1, &a) || __builtin_mul_overflow(count2 - 1, s2, &b) ||
-        __builtin_add_overflow(a, b, n) || __builtin_add_overflow(*n, d, n))
-        return 0;
-    return *n <= (uint64_t)PTRDIFF_MAX / elem;
+    return extent_strided(count1, s1, count2, s2, d, 1, elem, n);
 }
 
 /* Whether [count1, count2] rows of d elements with strides s1, s2 nest without sharing an
@@ -59,6 +67,7 @@ gemm_rvv_status gr_attention_check(const gemm_rvv_attention_args *a)
         return GEMM_RVV_ERR_TYPE;
     if (a->q_row_stride < 0 || a->q_head_stride < 0 || a->k_pos_stride < 0 ||
         a->k_head_stride < 0 || a->v_pos_stride < 0 || a->v_head_stride < 0 ||
+        a->v_dim_stride < 0 ||
         a->out_row_stride < 0 || a->out_head_stride < 0 ||
         (a->mask && a->mask_row_stride < a->n_kv))
         return GEMM_RVV_ERR_STRIDE;
@@ -68,7 +77,8 @@ gemm_rvv_status gr_attention_check(const gemm_rvv_attention_args *a)
     if (!extent(nq, (uint64_t)a->q_row_stride, hq, (uint64_t)a->q_head_stride, d, sizeof(float),
                 &q_n) ||
         !extent(nkv, (uint64_t)a->k_pos_stride, hkv, (uint64_t)a->k_head_stride, d, 2, &k_n) ||
-        !extent(nkv, (uint64_t)a->v_pos_stride, hkv, (uint64_t)a->v_head_stride, d, 2, &v_n) ||
+        !extent_strided(nkv, (uint64_t)a->v_pos_stride, hkv, (uint64_t)a->v_head_stride, d,
+                        a->v_dim_stride ? (uint64_t)a->v_dim_stride : 1, 2, &v_n) ||
         (a->mask && !extent(nq, (uint64_t)a->mask_row_stride, 1, 0, nkv, 2, &m_n)) ||
         !extent(nq, (uint64_t)a->out_row_stride, hq, (uint64_t)a->out_head_stride, d,
                 sizeof(float), &o_n))

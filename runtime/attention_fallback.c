@@ -98,7 +98,7 @@ static void gr_attention_scalar_pv(const struct gr_attn_args *a, struct gr_attn_
                 continue;
             const uint16_t *v = a->v + j * a->v_stride;
             for (size_t i = 0; i < a->head_dim; i++)
-                acc[i] = fmaf(b->s[r][j], widen(v[i], bf16), acc[i]);
+                acc[i] = fmaf(b->s[r][j], widen(v[i * a->v_dim_stride], bf16), acc[i]);
         }
     }
 }

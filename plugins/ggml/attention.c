@@ -261,20 +261,6 @@ static void q_copy(const struct ggml_tensor *q, int64_t slice, float *out)
                    (size_t)q->ne[0] * sizeof(float));
 }
 
-/* V^T of one slice (d rows of n_kv positions, per head) into V's layout for the call. */
-static void untranspose(const struct ggml_tensor *v, int64_t slice, uint16_t *out)
-{
-    int64_t n_kv = v->ne[0], d = v->ne[1];
-    for (int64_t g = 0; g < v->ne[2]; g++)
-        for (int64_t j = 0; j < d; j++) {
-            const uint16_t *row = (const uint16_t *)((const char *)v->data + j * v->nb[1] +
-                                                     g * v->nb[2] + slice * v->nb[3]);
-            uint16_t *o = out + g * n_kv * d + j;
-            for (int64_t p = 0; p < n_kv; p++)
-                o[p * d] = row[p];
-        }
-}
-
 enum ggml_status grg_attn_chain_compute(struct ggml_cgraph *g, int first, int last,
                                         struct grg_scratch *s)
 {
@@ -294,29 +280,29 @@ enum ggml_status grg_attn_chain_compute(struct ggml_cgraph *g, int first, int la
         .n_q = n_q, .n_kv = n_kv, .head_dim = d, .q_heads = q->ne[2], .kv_heads = k->ne[2],
         .q_row_stride = d, .q_head_stride = n_q * d,
         .k_pos_stride = (int64_t)(k->nb[1] / 2), .k_head_stride = (int64_t)(k->nb[2] / 2),
-        .v_pos_stride = d, .v_head_stride = n_kv * d,
+        /* V^T as it is: positions adjacent, d rows nb[1] apart */
+        .v_pos_stride = 1, .v_dim_stride = (int64_t)(v->nb[1] / 2),
+        .v_head_stride = (int64_t)(v->nb[2] / 2),
         .mask_row_stride = n_kv,
         .scale = params[0], .max_bias = params[1],
         .out_row_stride = (int64_t)(kqv->nb[1] / 4), .out_head_stride = (int64_t)(kqv->nb[2] / 4),
     };
     kv_type(k, &a.k_type);
     kv_type(v, &a.v_type);
-    uint16_t *vt = grown(&s->v, &s->v_len, (size_t)(n_kv * d * v->ne[2]), 2);
     float *qs = grown(&s->q, &s->q_len, (size_t)(n_q * d * q->ne[2]), sizeof(float));
     uint16_t *m16 = mask ? grown(&s->mask, &s->mask_len, (size_t)(n_q * n_kv * mask->ne[3]), 2)
                          : NULL;
-    if (!vt || !qs || (mask && !m16))
+    if (!qs || (mask && !m16))
         return GGML_STATUS_ALLOC_FAILED;
     if (mask && !mask_f16(mask, n_q, m16))
         return GGML_STATUS_ABORTED; /* the caller computes the nodes */
     int64_t rk = q->ne[3] / k->ne[3];
     for (int64_t i3 = 0; i3 < q->ne[3]; i3++) {
         a.mask = mask ? m16 + (i3 % mask->ne[3]) * n_q * n_kv : NULL;
-        untranspose(v, i3 / rk, vt);
         q_copy(q, i3, qs);
         a.q = qs;
         a.k = (const uint16_t *)((const char *)k->data + (i3 / rk) * k->nb[3]);
-        a.v = vt;
+        a.v = (const uint16_t *)((const char *)v->data + (i3 / rk) * v->nb[3]);
         a.out = (float *)((char *)kqv->data + i3 * kqv->nb[3]);
         enum ggml_status st = call(&a, kqv->name);
         if (st != GGML_STATUS_SUCCESS)

@@ -36,7 +36,6 @@ void grg_stream_free(struct grg_stream *s)
     ggml_backend_free(s->cpu);
     free(s->scratch);
     free(s->marked);
-    free(s->attn.v);
     free(s->attn.q);
     free(s->attn.mask);
     free(s);

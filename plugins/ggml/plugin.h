@@ -104,11 +104,10 @@ enum ggml_status grg_get_rows(struct ggml_tensor *dst);
 bool grg_serves_flash_attn(const struct ggml_tensor *op, const char **why);
 /* Runs one FLASH_ATTN_EXT that grg_serves_flash_attn takes, every ne3 slice. */
 enum ggml_status grg_flash_attn(struct ggml_tensor *dst);
-/* The stream's scratch for the unfused chain: V untransposed, Q and the mask (as F16)
- * copied. */
+/* The stream's scratch for the unfused chain: Q and the mask (as F16) copied. */
 struct grg_scratch {
-    void *v, *q, *mask;
-    size_t v_len, q_len, mask_len;
+    void *q, *mask;
+    size_t q_len, mask_len;
 };
 /* When node i of g starts llama.cpp's attention without FLASH_ATTN_EXT (MUL_MAT of the K
  * cache by Q, SOFT_MAX, MUL_MAT of V^T by the weights; views between them) whose two

@@ -85,6 +85,7 @@ struct problem {
     enum mask_kind mask;
     float scale, max_bias, softcap, q_range;
     int head_major; /* out and V laid out head by head instead of ggml's position by position */
+    int v_transposed; /* V as llama.cpp keeps it without flash attention: positions adjacent */
 };
 
 struct buffers {
@@ -121,8 +122,14 @@ static void make(const struct problem *p, uint64_t seed, struct buffers *b)
     }
     size_t q_count = p->n_q * (size_t)a->q_row_stride;
     size_t k_count = p->n_kv * (size_t)a->k_pos_stride;
-    size_t v_count = p->head_major ? p->hkv * (size_t)a->v_head_stride
-                                   : p->n_kv * (size_t)a->v_pos_stride;
+    if (p->v_transposed) { /* [n_kv + 3, D, H_kv]: rows of positions, padded */
+        a->v_pos_stride = 1;
+        a->v_dim_stride = (int64_t)p->n_kv + 3;
+        a->v_head_stride = (int64_t)(p->d * (p->n_kv + 3));
+    }
+    size_t v_count = p->v_transposed ? p->hkv * (size_t)a->v_head_stride
+                     : p->head_major ? p->hkv * (size_t)a->v_head_stride
+                                     : p->n_kv * (size_t)a->v_pos_stride;
     b->out_count = p->head_major ? p->hq * (size_t)a->out_head_stride
                                  : p->n_q * (size_t)a->out_row_stride;
     b->q = malloc(q_count * sizeof *b->q);
@@ -187,9 +194,12 @@ static const uint16_t *k_at(const gemm_rvv_attention_args *a, size_t p, size_t g
     return a->k + p * (size_t)a->k_pos_stride + g * (size_t)a->k_head_stride;
 }
 
-static const uint16_t *v_at(const gemm_rvv_attention_args *a, size_t p, size_t g)
+/* V[p, g, d] in the test's own buffer (written by the special-value cases). */
+static uint16_t *v_at(const gemm_rvv_attention_args *a, size_t p, size_t g, size_t d)
 {
-    return a->v + p * (size_t)a->v_pos_stride + g * (size_t)a->v_head_stride;
+    const size_t dim_stride = a->v_dim_stride ? (size_t)a->v_dim_stride : 1;
+    return (uint16_t *)a->v + p * (size_t)a->v_pos_stride + g * (size_t)a->v_head_stride +
+           d * dim_stride;
 }
 
 static float *out_at(const gemm_rvv_attention_args *a, float *out, size_t i, size_t h)
@@ -271,7 +281,7 @@ static void model(const gemm_rvv_attention_args *a, float *out)
                     const float w = gr_exp_f32(s[p] - nm);
                     sum += w;
                     for (size_t d = 0; d < dim; d++)
-                        acc[d] = fmaf(w, (float)cache_value(v_at(a, p, g)[d], a->v_type),
+                        acc[d] = fmaf(w, (float)cache_value(*v_at(a, p, g, d), a->v_type),
                                       acc[d]);
                 }
                 m = nm;
@@ -358,13 +368,13 @@ static double check_reference(const gemm_rvv_attention_args *a, const float *out
                 double acc = 0;
                 for (size_t p = 0; p < n_kv; p++)
                     if (live[p])
-                        acc += s[p] * cache_value(v_at(a, p, g)[d], a->v_type);
+                        acc += s[p] * cache_value(*v_at(a, p, g, d), a->v_type);
                 const double ref = acc / sum;
                 double spread = 0, mag = 0;
                 for (size_t p = 0; p < n_kv; p++) {
                     if (!live[p])
                         continue;
-                    const double vv = cache_value(v_at(a, p, g)[d], a->v_type);
+                    const double vv = cache_value(*v_at(a, p, g, d), a->v_type);
                     spread += s[p] / sum * delta[p] * fabs(vv - ref);
                     mag += s[p] / sum * fabs(vv);
                 }
@@ -432,23 +442,24 @@ static uint64_t run_problem(const struct problem *p, uint64_t seed, uint64_t h, 
 
 #define F16 GEMM_RVV_F16
 #define BF16 GEMM_RVV_BF16
-/* n_q, n_kv, d, hq, hkv, k, v, mask, scale, max_bias, softcap, q range, head-major */
+/* n_q, n_kv, d, hq, hkv, k, v, mask, scale, max_bias, softcap, q range, head-major,
+ * V transposed */
 static const struct problem problems[] = {
-    {1, 1, 64, 1, 1, F16, F16, MASK_NONE, 0.125f, 0, 0, 2, 0},
-    {1, 2, 128, 2, 1, BF16, BF16, MASK_NONE, 0.0884f, 0, 0, 2, 1},
-    {2, 31, 64, 3, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 2, 0},
-    {2, 32, 128, 8, 1, BF16, F16, MASK_CAUSAL, 0.0884f, 0, 0, 2, 0},
-    {3, 33, 64, 4, 2, F16, BF16, MASK_EMPTY_ROW, 0.125f, 0, 0, 2, 1},
-    {2, 33, 128, 6, 2, F16, F16, MASK_NONE, 1.0f, 0, 0, 2, 0},
-    {2, 1000, 64, 2, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 4, 0},
-    {1, 1000, 128, 3, 1, BF16, BF16, MASK_NONE, 0.5f, 0, 0, 2, 1},
-    {1, 1000, 128, 8, 1, F16, F16, MASK_ALIBI, 0.0884f, 8, 0, 2, 0},
-    {2, 200, 64, 12, 4, BF16, BF16, MASK_ALIBI, 0.125f, 8, 0, 2, 0},
-    {2, 100, 128, 4, 2, F16, F16, MASK_CAUSAL, 1.0f, 0, 30, 3, 0},
-    {1, 300, 64, 2, 2, BF16, BF16, MASK_NONE, 1.0f, 0, 50, 3, 1},
-    {1, 3000, 64, 2, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 2, 0},
-    {1, 3000, 128, 1, 1, BF16, BF16, MASK_ALIBI, 0.0884f, 8, 0, 2, 0},
-    {1, 4500, 128, 3, 1, F16, F16, MASK_NONE, 0.3f, 0, 20, 2, 0},
+    {1, 1, 64, 1, 1, F16, F16, MASK_NONE, 0.125f, 0, 0, 2, 0, 0},
+    {1, 2, 128, 2, 1, BF16, BF16, MASK_NONE, 0.0884f, 0, 0, 2, 1, 0},
+    {2, 31, 64, 3, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 2, 0, 0},
+    {2, 32, 128, 8, 1, BF16, F16, MASK_CAUSAL, 0.0884f, 0, 0, 2, 0, 1},
+    {3, 33, 64, 4, 2, F16, BF16, MASK_EMPTY_ROW, 0.125f, 0, 0, 2, 1, 0},
+    {2, 33, 128, 6, 2, F16, F16, MASK_NONE, 1.0f, 0, 0, 2, 0, 0},
+    {2, 1000, 64, 2, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 4, 0, 1},
+    {1, 1000, 128, 3, 1, BF16, BF16, MASK_NONE, 0.5f, 0, 0, 2, 1, 0},
+    {1, 1000, 128, 8, 1, F16, F16, MASK_ALIBI, 0.0884f, 8, 0, 2, 0, 0},
+    {2, 200, 64, 12, 4, BF16, BF16, MASK_ALIBI, 0.125f, 8, 0, 2, 0, 1},
+    {2, 100, 128, 4, 2, F16, F16, MASK_CAUSAL, 1.0f, 0, 30, 3, 0, 0},
+    {1, 300, 64, 2, 2, BF16, BF16, MASK_NONE, 1.0f, 0, 50, 3, 1, 0},
+    {1, 3000, 64, 2, 1, F16, F16, MASK_CAUSAL, 0.125f, 0, 0, 2, 0, 0},
+    {1, 3000, 128, 1, 1, BF16, BF16, MASK_ALIBI, 0.0884f, 8, 0, 2, 0, 0},
+    {1, 4500, 128, 3, 1, F16, F16, MASK_NONE, 0.3f, 0, 20, 2, 0, 1},
 };
 #undef F16
 #undef BF16
@@ -470,7 +481,7 @@ static void test_threads(void **state)
 {
     (void)state;
     const struct problem p = {5, 70, 64, 6, 2, GEMM_RVV_F16, GEMM_RVV_F16, MASK_CAUSAL, 0.125f,
-                              0, 0, 2, 0};
+                              0, 0, 2, 0, 1};
     struct buffers b;
     make(&p, 99, &b);
     const int before = gemm_rvv_get_threads();
@@ -507,7 +518,7 @@ static void outputs_of(struct buffers *b, size_t i, size_t h, float *o)
 static void special_values(int print)
 {
     const struct problem p = {2, 40, 64, 2, 1, GEMM_RVV_F16, GEMM_RVV_BF16, MASK_CAUSAL, 0.125f,
-                              0, 0, 2, 0};
+                              0, 0, 2, 0, 0};
     float o[64];
     uint64_t digest = DIGEST_INIT;
     struct buffers b;
@@ -520,7 +531,7 @@ static void special_values(int print)
     b.mask[stride + 5] = F16_NEG_INF;
     for (int d = 0; d < 64; d++) {
         ((uint16_t *)k_at(&b.a, 5, 0))[d] = 0x7e00; /* F16 NaN */
-        ((uint16_t *)v_at(&b.a, 5, 0))[d] = 0x7fc0; /* BF16 NaN */
+        *v_at(&b.a, 5, 0, d) = 0x7fc0; /* BF16 NaN */
     }
     outputs_of(&b, 1, 0, o);
     for (int d = 0; d < 64; d++)
@@ -537,7 +548,7 @@ static void special_values(int print)
     const uint16_t k5 = 0x3c00;
     for (int d = 0; d < 64; d++) {
         ((uint16_t *)k_at(&b.a, 5, 0))[d] = k5;
-        ((uint16_t *)v_at(&b.a, 5, 0))[d] = d == 3 ? 0x7f80 : 0x3f80; /* +Inf, 1 */
+        *v_at(&b.a, 5, 0, d) = d == 3 ? 0x7f80 : 0x3f80; /* +Inf, 1 */
     }
     for (int h = 0; h < 2; h++)
         memset((float *)q_at(&b.a, 1, (size_t)h), 0, 64 * sizeof(float));
@@ -556,7 +567,7 @@ static void special_values(int print)
 
     /* Soft-capping bounds it: the same score is the cap, and the outputs finite. */
     b.a.logit_softcap = 20;
-    ((uint16_t *)v_at(&b.a, 5, 0))[3] = 0x3f80;
+    *v_at(&b.a, 5, 0, 3) = 0x3f80;
     outputs_of(&b, 1, 0, o);
     for (int d = 0; d < 64; d++)
         assert_true(isfinite(o[d]));
@@ -641,7 +652,7 @@ static void test_bad_arguments(void **state)
 {
     (void)state;
     const struct problem p = {2, 40, 64, 4, 2, GEMM_RVV_F16, GEMM_RVV_F16, MASK_CAUSAL, 0.125f,
-                              0, 0, 2, 0};
+                              0, 0, 2, 0, 0};
     struct buffers b;
     make(&p, 3, &b);
     const gemm_rvv_attention_args good = b.a;
@@ -683,7 +694,9 @@ static void test_bad_arguments(void **state)
     CASE(GEMM_RVV_ERR_STRIDE, mask_row_stride, 39); /* a mask row shorter than n_kv */
     CASE(GEMM_RVV_ERR_STRIDE, out_head_stride, 63); /* heads overlap */
     CASE(GEMM_RVV_ERR_STRIDE, out_row_stride, 64);  /* rows overlap heads */
+    CASE(GEMM_RVV_ERR_STRIDE, v_dim_stride, -1);
     CASE(GEMM_RVV_ERR_OVERFLOW, v_pos_stride, INT64_MAX / 2);
+    CASE(GEMM_RVV_ERR_OVERFLOW, v_dim_stride, INT64_MAX / 64);
     CASE(GEMM_RVV_ERR_OVERFLOW, out_row_stride, INT64_MAX / 4);
     CASE(GEMM_RVV_ERR_OVERFLOW, mask_row_stride, INT64_MAX / 2);
     CASE(GEMM_RVV_ERR_ALIAS, q, b.out + 1);
