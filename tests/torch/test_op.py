@@ -173,6 +173,14 @@ def test_fake_and_export():
         y = torch.ops.gemm_rvv.linear(mode.from_tensor(randn(3, 7, k)), mode.from_tensor(p), None)
     assert y.shape == (3, 7, n)
     torch.library.opcheck(torch.ops.gemm_rvv.linear.default, (randn(3, k), p, randn(n)))
+    # A patched module through torch.export: the op stays one node, the program the same bits.
+    m = nn.Sequential(gt.Linear.from_linear(nn.Linear(k, n)), nn.ReLU()).eval()
+    x = randn(3, k)
+    with torch.no_grad():
+        ep = torch.export.export(m, (x,))
+        ops = [node.target for node in ep.graph.nodes if node.op == "call_function"]
+        assert torch.ops.gemm_rvv.linear.default in ops, ops
+        assert torch.equal(bits(ep.module()(x)), bits(m(x))), "the exported program differs"
 
 
 def test_closed_library():
