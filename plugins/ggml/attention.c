@@ -19,11 +19,17 @@ static bool kv_type(const struct ggml_tensor *t, gemm_rvv_type *type)
     return true;
 }
 
-/* Elements of `size` bytes, the first dimension adjacent, every stride a whole element. */
+/* Elements of `size` bytes, every stride a whole element. */
+static bool element_strides(const struct ggml_tensor *t, size_t size)
+{
+    return t->nb[0] % size == 0 && t->nb[1] % size == 0 && t->nb[2] % size == 0 &&
+           t->nb[3] % size == 0;
+}
+
+/* The same with the first dimension adjacent. */
 static bool whole_strides(const struct ggml_tensor *t, size_t size)
 {
-    return t->nb[0] == size && t->nb[1] % size == 0 && t->nb[2] % size == 0 &&
-           t->nb[3] % size == 0;
+    return t->nb[0] == size && element_strides(t, size);
 }
 
 /* The head dim the call takes, and the GQA group (ggml's broadcast: q heads per kv head). */
@@ -177,6 +183,24 @@ static int next_op(struct ggml_cgraph *g, int i)
     return -1;
 }
 
+/* V^T as the chain reads it: kqv's first source, or, where llama.cpp made that contiguous from
+ * a cache kept untransposed (ggml_cont(ggml_transpose(v)): -fa auto on one board, whose cache
+ * was made for flash attention), the CONT's source, strides as they are (the CONT not run). */
+static const struct ggml_tensor *chain_v(struct ggml_cgraph *g, const struct ggml_tensor *kqv)
+{
+    const struct ggml_tensor *v = kqv->src[0], *src = v->src[0];
+    if (v->op == GGML_OP_CONT && src && src->type == v->type && ggml_are_same_shape(src, v) &&
+        element_strides(src, 2) && !read_elsewhere(g, v, kqv))
+        return src;
+    return v;
+}
+
+const struct ggml_tensor *grg_attn_chain_cont(struct ggml_cgraph *g, int last)
+{
+    const struct ggml_tensor *kqv = ggml_graph_node(g, last);
+    return chain_v(g, kqv) != kqv->src[0] ? kqv->src[0] : NULL;
+}
+
 int grg_attn_chain(struct ggml_cgraph *g, int i)
 {
     struct ggml_tensor *kq = ggml_graph_node(g, i);
@@ -203,9 +227,10 @@ int grg_attn_chain(struct ggml_cgraph *g, int i)
     struct ggml_tensor *kqv = iv < 0 ? NULL : ggml_graph_node(g, iv);
     if (!kqv || kqv->op != GGML_OP_MUL_MAT || kqv->src[1] != p)
         return -1;
-    const struct ggml_tensor *v = kqv->src[0];
-    /* V as llama.cpp keeps it without flash attention: transposed, positions adjacent */
-    if (!kv_type(v, &type) || !whole_strides(v, 2) || v->ne[0] != k->ne[1] ||
+    /* V^T: [n_kv, D, H_kv], positions adjacent as llama.cpp keeps V without flash attention,
+     * or d adjacent in a CONT's source */
+    const struct ggml_tensor *v = chain_v(g, kqv);
+    if (!kv_type(v, &type) || !element_strides(v, 2) || v->ne[0] != k->ne[1] ||
         v->ne[1] != k->ne[0] || v->ne[2] != k->ne[2] || v->ne[3] != k->ne[3] ||
         kqv->type != GGML_TYPE_F32 || !ggml_is_contiguous(kqv))
         return -1;
@@ -267,7 +292,7 @@ enum ggml_status grg_attn_chain_compute(struct ggml_cgraph *g, int first, int la
     static bool logged;
     struct ggml_tensor *kq = ggml_graph_node(g, first), *kqv = ggml_graph_node(g, last);
     struct ggml_tensor *p = kqv->src[1];
-    const struct ggml_tensor *k = kq->src[0], *q = kq->src[1], *v = kqv->src[0],
+    const struct ggml_tensor *k = kq->src[0], *q = kq->src[1], *v = chain_v(g, kqv),
                              *mask = p->src[1];
     int64_t n_q = q->ne[1], n_kv = k->ne[1], d = k->ne[0];
     if (ggml_is_empty(kqv))
@@ -280,8 +305,8 @@ enum ggml_status grg_attn_chain_compute(struct ggml_cgraph *g, int first, int la
         .n_q = n_q, .n_kv = n_kv, .head_dim = d, .q_heads = q->ne[2], .kv_heads = k->ne[2],
         .q_row_stride = d, .q_head_stride = n_q * d,
         .k_pos_stride = (int64_t)(k->nb[1] / 2), .k_head_stride = (int64_t)(k->nb[2] / 2),
-        /* V^T as it is: positions adjacent, d rows nb[1] apart */
-        .v_pos_stride = 1, .v_dim_stride = (int64_t)(v->nb[1] / 2),
+        /* V^T's strides as they are */
+        .v_pos_stride = (int64_t)(v->nb[0] / 2), .v_dim_stride = (int64_t)(v->nb[1] / 2),
         .v_head_stride = (int64_t)(v->nb[2] / 2),
         .mask_row_stride = n_kv,
         .scale = params[0], .max_bias = params[1],

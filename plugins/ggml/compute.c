@@ -79,6 +79,15 @@ static int chain_at(struct grg_stream *s, struct ggml_cgraph *graph, int i)
     return last;
 }
 
+/* The index of node t in g, or -1 (t NULL or not a node). */
+static int node_index(struct ggml_cgraph *g, const struct ggml_tensor *t)
+{
+    for (int i = 0; t && i < ggml_graph_n_nodes(g); i++)
+        if (ggml_graph_node(g, i) == t)
+            return i;
+    return -1;
+}
+
 /* Nodes [from, to) on the CPU backend: those of them the graph marked, and no others. */
 static enum ggml_status cpu_run(struct grg_stream *s, struct ggml_cgraph *graph, int from,
                                 int to)
@@ -110,6 +119,13 @@ enum ggml_status grg_stream_compute(struct grg_stream *s, struct ggml_cgraph *gr
         s->marked[i] = (t->flags & GGML_TENSOR_FLAG_COMPUTE) != 0;
         t->flags &= ~GGML_TENSOR_FLAG_COMPUTE;
     }
+    /* A chain reading V through a CONT takes the CONT's source: the CONT is not run. */
+    for (int i = 0; i < n; i++) {
+        int last = s->marked[i] ? chain_at(s, graph, i) : -1;
+        int c = last >= 0 ? node_index(graph, grg_attn_chain_cont(graph, last)) : -1;
+        if (c >= 0)
+            s->marked[c] = 0;
+    }
     enum ggml_status st = GGML_STATUS_SUCCESS;
     int from = 0;
     for (int i = 0; i < n && st == GGML_STATUS_SUCCESS; i++) {
@@ -121,8 +137,16 @@ enum ggml_status grg_stream_compute(struct grg_stream *s, struct ggml_cgraph *gr
             st = cpu_run(s, graph, from, i);
             if (st == GGML_STATUS_SUCCESS)
                 st = grg_attn_chain_compute(graph, i, last, &s->attn);
-            if (st == GGML_STATUS_ABORTED) /* a mask the call cannot take: ggml's nodes */
-                st = cpu_run(s, graph, i, last + 1);
+            if (st == GGML_STATUS_ABORTED) { /* a mask the call cannot take: ggml's nodes */
+                int c = node_index(graph, grg_attn_chain_cont(graph, last));
+                st = GGML_STATUS_SUCCESS;
+                if (c >= 0) { /* the CONT the chain would have read through, first */
+                    s->marked[c] = 1;
+                    st = cpu_run(s, graph, c, c + 1);
+                }
+                if (st == GGML_STATUS_SUCCESS)
+                    st = cpu_run(s, graph, i, last + 1);
+            }
             from = last + 1;
             i = last;
             continue;

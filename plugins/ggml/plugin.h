@@ -114,6 +114,9 @@ struct grg_scratch {
  * intermediates nothing else reads, in a form the call takes: the index of its last node;
  * else -1. */
 int grg_attn_chain(struct ggml_cgraph *g, int i);
+/* The CONT node of the chain ending at `last` whose source the chain reads V from (the caller
+ * does not run it), or NULL. */
+const struct ggml_tensor *grg_attn_chain_cont(struct ggml_cgraph *g, int last);
 /* Computes the chain [first, last] into the last node's tensor with one call per ne3 slice;
  * GGML_STATUS_ABORTED, nothing written, when its F32 mask does not convert to F16 exactly
  * (the caller then has ggml compute the nodes). */

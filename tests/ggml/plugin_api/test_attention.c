@@ -121,13 +121,19 @@ static struct ggml_tensor *flash(struct ggml_context *oc, const struct attn_case
 }
 
 /* llama.cpp's graph without flash attention; `reuse`: kq is also an output of the graph
- * (read elsewhere: GEMM_RVV must leave the nodes to ggml). */
+ * (read elsewhere: GEMM_RVV must leave the nodes to ggml); `cont`: V^T made contiguous from V,
+ * as llama.cpp does when its cache was made for flash attention (-fa auto on one board), the
+ * CONT node into *cont. */
 static struct ggml_tensor *unfused(struct ggml_context *oc, const struct attn_case *c,
-                                   struct ggml_tensor *mask, float bias, bool reuse)
+                                   struct ggml_tensor *mask, float bias, bool reuse,
+                                   struct ggml_tensor **cont)
 {
+    struct ggml_tensor *vt = c->vt;
+    if (cont)
+        vt = *cont = ggml_cont(oc, ggml_transpose(oc, c->v));
     struct ggml_tensor *kq = ggml_mul_mat(oc, c->k, c->q);
     struct ggml_tensor *p = ggml_soft_max_ext(oc, kq, mask, 0.125f, bias);
-    struct ggml_tensor *kqv = ggml_mul_mat(oc, c->vt, p);
+    struct ggml_tensor *kqv = ggml_mul_mat(oc, vt, p);
     if (reuse)
         ggml_set_output(kq);
     return kqv;
@@ -171,13 +177,33 @@ static void served(enum ggml_type kv_type, float bias, float cap, const char *na
         /* Without flash attention (no soft-capping there: llama.cpp adds ops for it, which
          * GEMM_RVV leaves to ggml): one gemm_rvv_attention call, so FLASH_ATTN_EXT's bits. */
         if (cap == 0.0f) {
-            for (int m = 0; m < 2; m++) {
+            static const char *const whats[3] = {
+                "the unfused chain, F16 mask", "the unfused chain, F32 mask",
+                "the unfused chain, V^T a CONT of V"};
+            for (int m = 0; m < 3; m++) {
                 oc = pa_ctx_new(16, 0);
-                rbuf = NULL;
-                struct ggml_tensor *kqv = unfused(oc, &c, m ? c.mask32 : c.mask16, bias, false);
-                const char *what = m ? "the unfused chain, F32 mask" : "the unfused chain, F16 mask";
-                if (run_graph(pa_be_rvv, oc, &rbuf, kqv, chain, what) &&
-                    run_graph(pa_be_cpu, oc, &rbuf, kqv, chain_cpu, what)) {
+                struct ggml_tensor *cont = NULL;
+                struct ggml_tensor *kqv = unfused(oc, &c, m == 1 ? c.mask32 : c.mask16, bias,
+                                                  false, m == 2 ? &cont : NULL);
+                const char *what = whats[m];
+                /* the CONT is not run on GEMM_RVV (the call reads V itself): its bytes stay */
+                rbuf = ggml_backend_alloc_ctx_tensors_from_buft(oc, pa_buft_cpu);
+                uint8_t *before = cont ? pa_xmalloc(ggml_nbytes(cont)) : NULL;
+                if (cont && rbuf) {
+                    memset(before, 0x5a, ggml_nbytes(cont));
+                    ggml_backend_tensor_set(cont, before, 0, ggml_nbytes(cont));
+                }
+                bool ran = run_graph(pa_be_rvv, oc, &rbuf, kqv, chain, what);
+                if (ran && cont) {
+                    uint8_t *after = pa_xmalloc(ggml_nbytes(cont));
+                    ggml_backend_tensor_get(cont, after, 0, ggml_nbytes(cont));
+                    if (memcmp(before, after, ggml_nbytes(cont)) != 0)
+                        pa_fail("%s: GEMM_RVV ran the CONT (a copy of V) the call does without",
+                                what);
+                    free(after);
+                }
+                free(before);
+                if (ran && run_graph(pa_be_cpu, oc, &rbuf, kqv, chain_cpu, what)) {
                     pa_expect_close(what, chain, chain_cpu, n, D);
                     permuted(chain, flat);
                     size_t differ = count_bits_differ(flat, y, n);
@@ -204,12 +230,15 @@ static void left_to_ggml(void)
     float *y = pa_xmalloc(n * 4), *ref = pa_xmalloc(n * 4);
     /* -0.1 in the F32 mask: F16 does not hold it, the call cannot take it */
     if (attn_case_new(&c, 45, GGML_TYPE_F16, -0.1f)) {
-        static const char *const what[2] = {"an F32 mask F16 does not hold",
-                                            "kq read by another node"};
-        for (int i = 0; i < 2; i++) {
+        static const char *const what[3] = {"an F32 mask F16 does not hold",
+                                            "kq read by another node",
+                                            "an F32 mask F16 does not hold, V^T a CONT of V"};
+        for (int i = 0; i < 3; i++) {
             struct ggml_context *oc = pa_ctx_new(16, 0);
             ggml_backend_buffer_t rbuf = NULL;
-            struct ggml_tensor *res = unfused(oc, &c, i ? c.mask16 : c.mask32, 0.0f, i == 1);
+            struct ggml_tensor *cont = NULL;
+            struct ggml_tensor *res = unfused(oc, &c, i == 1 ? c.mask16 : c.mask32, 0.0f, i == 1,
+                                              i == 2 ? &cont : NULL);
             if (run_graph(pa_be_rvv, oc, &rbuf, res, y, what[i]) &&
                 run_graph(pa_be_cpu, oc, &rbuf, res, ref, what[i])) {
                 size_t differ = count_bits_differ(y, ref, n);
