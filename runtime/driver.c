@@ -366,7 +366,7 @@ static void drive_strips_outer(const struct gr_drive *d, struct gr_tile_args *a,
     const int in_place = d->format->x_prepared_bytes == NULL;
     const char *x0;
     const float *scale0 = NULL;
-    size_t x_row; /* bytes from one row's activations to the next's */
+    size_t x_row; /* x0 + r * x_row: the activations of the row tile from row r on */
     if (in_place) {
         for (size_t r = 0, r_end; r < d->rows; r = r_end) {
             r_end = drive_step_end(r, d->plan->tile_rows, d->rows);
@@ -374,7 +374,7 @@ static void drive_strips_outer(const struct gr_drive *d, struct gr_tile_args *a,
                                w->x_f + r * a->kc * d->variant->x_bytes, r_end - r);
         }
         x0 = w->x_f;
-        x_row = a->kc * d->variant->x_bytes; /* a row tile's start: its first row's times kc */
+        x_row = a->kc * d->variant->x_bytes;
     } else {
         d->format->tile_x(d, a, 0, k0);
         x0 = a->x;
