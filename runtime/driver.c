@@ -358,19 +358,23 @@ drive_tile(const struct gr_drive *d, struct gr_tile_args *a, const struct work *
 }
 
 /* One K block of one column block, strips outside row tiles: the block's activations of all
- * rows are arranged once and read by every strip. */
+ * rows are arranged once and read by every strip, each row tile's apart with x_stride its
+ * rows (as drive_tiles_outer arranges them; gr_contract.h). */
 static void drive_strips_outer(const struct gr_drive *d, struct gr_tile_args *a, size_t col0,
                                size_t col_end, size_t k0, const struct work *w)
 {
     const int in_place = d->format->x_prepared_bytes == NULL;
     const char *x0;
     const float *scale0 = NULL;
-    size_t x_row; /* bytes from one row's activations to the next's */
+    size_t x_row; /* x0 + r * x_row: the activations of the row tile from row r on */
     if (in_place) {
-        drive_arrange_rows(d, w, 0, d->rows, k0, a->kc, w->x_f, d->rows);
+        for (size_t r = 0, r_end; r < d->rows; r = r_end) {
+            r_end = drive_step_end(r, d->plan->tile_rows, d->rows);
+            drive_arrange_rows(d, w, r, r_end - r, k0, a->kc,
+                               w->x_f + r * a->kc * d->variant->x_bytes, r_end - r);
+        }
         x0 = w->x_f;
-        x_row = d->variant->x_bytes;
-        a->x_stride = d->rows;
+        x_row = a->kc * d->variant->x_bytes;
     } else {
         d->format->tile_x(d, a, 0, k0);
         x0 = a->x;
@@ -388,7 +392,9 @@ static void drive_strips_outer(const struct gr_drive *d, struct gr_tile_args *a,
         for (size_t r = 0, r_end; r < d->rows; r = r_end) {
             r_end = drive_step_end(r, d->plan->tile_rows, d->rows);
             a->x = x0 + r * x_row;
-            if (scale0)
+            if (in_place)
+                a->x_stride = r_end - r;
+            else
                 a->x_scale = scale0 + r * a->x_scale_stride;
             drive_tile(d, a, w, r, r_end - r, s, col0);
         }

@@ -7,12 +7,15 @@
 # not taken; a block the compiler placed after the function's end jumps back, not a loop). The vtype at its head
 # is that of its last vsetvli, else of the last one before it, written as llvm-mca's
 # LLVM-MCA-RISCV-LMUL/-SEW comments (llvm-mca follows a vsetvli inside the body itself).
-# MACs: the tile's products (vfmacc, vfwmaccbf16; Q8_0: vwmul.vx and vwmacc.vx), each of
-# VLEN * LMUL / SEW elements; a k of a trip is ROWS of them.
+# MACs: the tile's products (vfmacc, vfwmaccbf16; Q8_0: vwmul.vx and vwmacc.vx at SEW 8, its
+# int32 sums being vwmacc.vx at SEW 16), each of VLEN * LMUL / SEW elements; a k of a trip is
+# ROWS of them.
 # Variables: dir (output folder), vlen.
 function hex(s,   i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
 function lmul_of(s) { return s ~ /^mf/ ? 1 / substr(s, 3) : substr(s, 2) + 0 }
-function is_product(m) { return q8 ? m ~ /^vw(mul|macc)\.vx$/ : m ~ /^vf(w)?macc/ }
+function is_product(m, sew) { return q8 ? m ~ /^vw(mul|macc)\.vx$/ && sew == 8 : m ~ /^vf(w)?macc/ }
+# the SEW in effect at the instruction at index j: of the last vsetvli before it ("" if none)
+function sew_at(j,   k) { for (k = j - 1; k >= 0; k--) if (mn[k] ~ /^vseti?vli$/) return substr(vtype(op[k]), 1, index(vtype(op[k]), " ") - 1); return "" }
 # the vtype a vsetvli's operands set: "SEW LMUL" (e32 m4 -> "32 4")
 function vtype(ops,   parts) { split(ops, parts, ","); return substr(parts[3], 2) " " parts[4] }
 function flush(   i, j, k, n, best, inner, macs, lm, sew, vt, cols, rows, out, path, parts, seq) {
@@ -23,7 +26,7 @@ function flush(   i, j, k, n, best, inner, macs, lm, sew, vt, cols, rows, out, p
     prod[i] = 0; through = 1
     for (j = 0; j < count; j++) {
       if (adr[j] < tgt[i] || adr[j] > adr[i]) continue
-      if (is_product(mn[j])) prod[i]++
+      if (is_product(mn[j], sew_at(j))) prod[i]++
       if (j != i && mn[j] ~ /^(j|jr|ret|tail)$/) through = 0
     }
     if (prod[i] > 0 && through) loop[n++] = i
@@ -56,7 +59,7 @@ function flush(   i, j, k, n, best, inner, macs, lm, sew, vt, cols, rows, out, p
     for (j = 0; j < count; j++) {
       if (adr[j] < tgt[i] || adr[j] > adr[i]) continue
       if (mn[j] ~ /^vseti?vli$/) { split(vtype(op[j]), parts, " "); sew = parts[1]; lm = lmul_of(parts[2]) }
-      if (is_product(mn[j])) { macs += vlen * lm / sew; cols = vlen * lm / sew }
+      if (is_product(mn[j], sew)) { macs += vlen * lm / sew; cols = vlen * lm / sew }
       if (q8 && mn[j] == "vzext.vf2") path = "scales-in-tile"
       operands = op[j]
       if (dst[j] != "") operands = (dst[j] == tgt[i] ? ".Lloop" : ".Lout")
