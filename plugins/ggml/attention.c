@@ -1,6 +1,6 @@
-/* Attention on gemm_rvv_attention: ggml's FLASH_ATTN_EXT (llama.cpp's -fa on), and the
- * unfused chain llama.cpp builds without it (-fa off, and -fa auto, which turns flash
- * attention off because the op would run on GEMM_RVV rather than the layer's CPU device):
+/* Attention on gemm_rvv_attention: ggml's FLASH_ATTN_EXT (llama.cpp's -fa on and auto), and
+ * the unfused chain llama.cpp builds without it (-fa off, and -fa auto for layers on the CPU,
+ * since the op would run on GEMM_RVV_ACCEL rather than the layer's CPU device):
  *   kq = MUL_MAT(K cache, Q); p = SOFT_MAX(kq, mask, scale, max_bias); kqv = MUL_MAT(V^T, p)
  * computed as one call when kq and p are read by nothing else, so both modes end on the
  * library's attention. What the call cannot take is left to ggml's CPU backend, FLASH_ATTN_EXT

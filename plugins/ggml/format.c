@@ -112,8 +112,15 @@ bool grg_weight_2d(const struct ggml_tensor *w)
     return w->ne[2] == 1 && w->ne[3] == 1 && ggml_is_contiguous(w);
 }
 
+/* llama.cpp's KV cache lives in its layer's device's buffer, and graph nodes write it in
+ * ggml's layout: never packed, whatever its type and shape. */
+bool grg_kv_cache(const struct ggml_tensor *t)
+{
+    return strncmp(t->name, "cache_", 6) == 0;
+}
+
 bool grg_packs(const struct ggml_tensor *t)
 {
     return grg_format_of(t->type) && !t->view_src && grg_weight_2d(t) && !ggml_is_empty(t) &&
-           grg_has_plans(t);
+           !grg_kv_cache(t) && grg_has_plans(t);
 }

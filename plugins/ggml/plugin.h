@@ -1,5 +1,6 @@
-/* The GEMM_RVV ggml backend: one accelerator device that computes any graph ggml's CPU
- * backend computes. Its MUL_MATs on BF16 and Q8_0 weights run through libgemm_rvv; every
+/* The GEMM_RVV ggml backend: two devices (registry.c: GEMM_RVV for llama.cpp's layers,
+ * GEMM_RVV_ACCEL for those on the CPU) that compute any graph ggml's CPU backend computes.
+ * Its MUL_MATs on BF16 and Q8_0 weights and its attention run through libgemm_rvv; every
  * other node runs on ggml's own CPU backend in the same process, on the same memory. Its
  * buffer type holds each planned weight once, packed. Shared by the plugin's files. */
 #ifndef GRG_PLUGIN_H
@@ -46,8 +47,10 @@ const struct grg_format *grg_format_of(enum ggml_type type);
  * format. */
 bool grg_weight_2d(const struct ggml_tensor *w);
 bool grg_has_plans(const struct ggml_tensor *w);
+/* Whether t is (a part of) llama.cpp's KV cache, by its name (cache_k_l0, ...). */
+bool grg_kv_cache(const struct ggml_tensor *t);
 /* Whether GEMM_RVV packs this tensor when it is placed in its buffer as a weight: a 2-D
- * contiguous tensor of a format above whose N x K the library has plans for. */
+ * contiguous tensor of a format above whose N x K the library has plans for, not the KV cache. */
 bool grg_packs(const struct ggml_tensor *t);
 
 /* A weight placed packed in a GEMM_RVV buffer: its bytes there, its shape, format and object. */

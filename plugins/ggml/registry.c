@@ -1,5 +1,5 @@
 /* The plugin's entry point (ggml_backend_init, which ggml looks up in the file
- * GGML_BACKEND_PATH names), its registry, its one device and its backend (stream). */
+ * GGML_BACKEND_PATH names), its registry, its two devices and their backend (stream). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +12,7 @@
 
 static const char *backend_name(ggml_backend_t backend)
 {
-    (void)backend;
-    return GRG_NAME;
+    return ggml_backend_dev_name(backend->device);
 }
 
 static void backend_free(ggml_backend_t backend)
@@ -87,20 +86,28 @@ static void set_n_threads(ggml_backend_t backend, int n_threads)
 
 /* ---- device ---- */
 
+/* Two devices, one code and one buffer type. llama.cpp gives layers (their weights, norms and
+ * KV cache) to GPU and iGPU devices only, so GEMM_RVV, an iGPU (host memory), takes the layers
+ * -ngl gives it (all by default) and each of their graphs stays on it whole: one split, flash
+ * attention on the layer's device. GEMM_RVV_ACCEL, an accelerator, puts the same buffer type
+ * first among the CPU's, for the layers llama.cpp keeps on the CPU (-ngl 0, or beyond -ngl)
+ * and for the token embedding's table, so that a tied embedding and its lm_head are one tensor. */
+static struct ggml_backend_device devices[2];
+#define LAYERS_DEVICE (&devices[0])
+
 static const char *device_name(ggml_backend_dev_t dev)
 {
-    (void)dev;
-    return GRG_NAME;
+    return dev == LAYERS_DEVICE ? GRG_NAME : GRG_NAME "_ACCEL";
 }
 
 static const char *device_description(ggml_backend_dev_t dev)
 {
-    (void)dev;
-    static char text[96];
-    if (!text[0])
-        snprintf(text, sizeof text, "gemm_rvv %s BF16 and Q8_0 Linear kernels (%s)", gemm_rvv_version(),
-                 gemm_rvv_isa());
-    return text;
+    static char text[2][128];
+    int i = dev != LAYERS_DEVICE;
+    if (!text[i][0])
+        snprintf(text[i], sizeof text[i], "gemm_rvv %s BF16 and Q8_0 Linear kernels (%s)%s",
+                 gemm_rvv_version(), gemm_rvv_isa(), i ? ", for layers on the CPU" : "");
+    return text[i];
 }
 
 static void device_memory(ggml_backend_dev_t dev, size_t *free_bytes, size_t *total)
@@ -114,8 +121,7 @@ static void device_memory(ggml_backend_dev_t dev, size_t *free_bytes, size_t *to
 
 static enum ggml_backend_dev_type device_type(ggml_backend_dev_t dev)
 {
-    (void)dev;
-    return GGML_BACKEND_DEVICE_TYPE_ACCEL;
+    return dev == LAYERS_DEVICE ? GGML_BACKEND_DEVICE_TYPE_IGPU : GGML_BACKEND_DEVICE_TYPE_ACCEL;
 }
 
 static void device_props(ggml_backend_dev_t dev, struct ggml_backend_dev_props *props)
@@ -191,22 +197,20 @@ static bool device_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_typ
     return grg_is_own_buffer_type(buft) || ggml_backend_buft_is_host(buft);
 }
 
-static struct ggml_backend_device device = {
-    .iface = {
-        .name = device_name,
-        .description = device_description,
-        .memory = device_memory,
-        .type = device_type,
-        .props = device_props,
-        .init_backend = device_init_backend,
-        .buffer_type = device_buffer_type,
-        .host_buffer_type = device_host_buffer_type,
-        .supports_op = device_supports_op,
-        .supports_buft = device_supports_buft,
-        .event_new = device_event_new,
-        .event_free = device_event_free,
-        .event_synchronize = device_event_synchronize,
-    },
+static const struct ggml_backend_device_i device_iface = {
+    .name = device_name,
+    .description = device_description,
+    .memory = device_memory,
+    .type = device_type,
+    .props = device_props,
+    .init_backend = device_init_backend,
+    .buffer_type = device_buffer_type,
+    .host_buffer_type = device_host_buffer_type,
+    .supports_op = device_supports_op,
+    .supports_buft = device_supports_buft,
+    .event_new = device_event_new,
+    .event_free = device_event_free,
+    .event_synchronize = device_event_synchronize,
 };
 
 /* ---- registry ---- */
@@ -220,13 +224,13 @@ static const char *reg_name(ggml_backend_reg_t reg)
 static size_t reg_device_count(ggml_backend_reg_t reg)
 {
     (void)reg;
-    return 1;
+    return 2;
 }
 
 static ggml_backend_dev_t reg_device(ggml_backend_reg_t reg, size_t index)
 {
     (void)reg;
-    return index == 0 ? &device : NULL;
+    return index < 2 ? &devices[index] : NULL;
 }
 
 static void *reg_proc_address(ggml_backend_reg_t reg, const char *name)
@@ -270,10 +274,11 @@ ggml_backend_reg_t ggml_backend_init(void)
                 gemm_rvv_strerror(gemm_rvv_isa_status()));
         return NULL;
     }
-    device.reg = &registry;
-    grg_buffer_type()->device = &device;
-    grg_host_buffer_type()->device = &device;
+    for (int i = 0; i < 2; i++)
+        devices[i] = (struct ggml_backend_device){.iface = device_iface, .reg = &registry};
+    grg_buffer_type()->device = LAYERS_DEVICE;
+    grg_host_buffer_type()->device = LAYERS_DEVICE;
     grg_log(GGML_LOG_LEVEL_INFO, "%s: loaded into ggml %s: %s, %d threads\n", GRG_NAME, running,
-            device_description(&device), gemm_rvv_get_threads());
+            device_description(LAYERS_DEVICE), gemm_rvv_get_threads());
     return &registry;
 }

@@ -63,11 +63,12 @@ static void log_decline(const struct ggml_tensor *w, const char *why)
                 (long long)w->ne[1], (long long)w->ne[2], (long long)w->ne[3], why);
 }
 
-/* A weight in GEMM_RVV's own buffer (or about to be placed there), not an activation. */
+/* A weight in GEMM_RVV's own buffer (or about to be placed there), not an activation nor
+ * the KV cache of a layer on GEMM_RVV. */
 static bool own_weight(const struct ggml_tensor *t)
 {
     const struct ggml_tensor *base = t->view_src ? t->view_src : t;
-    return base->buffer && grg_is_own_buffer_type(base->buffer->buft) &&
+    return base->buffer && grg_is_own_buffer_type(base->buffer->buft) && !grg_kv_cache(base) &&
            ggml_backend_buffer_get_usage(base->buffer) != GGML_BACKEND_BUFFER_USAGE_COMPUTE;
 }
 
@@ -85,12 +86,11 @@ bool grg_supports_op(const struct ggml_tensor *op)
 {
     if (layout_op(op->op))
         return true;
-    /* Attention GEMM_RVV computes (attention.c). Taking it, GEMM_RVV also makes llama.cpp's
-     * -fa auto turn flash attention off on one board (the op would run on another device than
-     * its layer's CPU device); graph_compute then computes the unfused chain with the same
-     * call. A FLASH_ATTN_EXT it declines stays on the CPU device, flash attention on, as
-     * without GEMM_RVV (graph_compute still has ggml compute one it is handed, as ggml-rpc's
-     * server hands it every node). */
+    /* Attention GEMM_RVV computes (attention.c). llama.cpp's -fa auto keeps flash attention on
+     * where the op lands on its layer's device: GEMM_RVV for the layers it holds; for layers on
+     * the CPU (-ngl 0) it turns it off, and graph_compute computes the unfused chain with the
+     * same call. A FLASH_ATTN_EXT it declines goes to the CPU device (graph_compute still has
+     * ggml compute one it is handed, as ggml-rpc's server hands it every node). */
     if (op->op == GGML_OP_FLASH_ATTN_EXT) {
         const char *why;
         if (grg_serves_flash_attn(op, &why))

@@ -5,12 +5,15 @@
 # model, with flash attention auto (llama.cpp's default), on and off, without and with the
 # plugin. For each mode:
 #   - the perplexity with the plugin within MAX_REL_DIFF of that without it, same mode;
-#   - the plugin computed the attention: its log names the call serving FLASH_ATTN_EXT (-fa on)
-#     or llama.cpp's unfused chain (-fa off, and -fa auto, which llama.cpp turns off on one
-#     board because the op would run on GEMM_RVV, not on the layer's CPU device);
-#   - graph splits of the batch graph as without the plugin, and of a token's graph at most
-#     1 + 4 a layer (below 32 rows llama.cpp pins each layer's two norms to the layer's device,
-#     the CPU; attention adds none).
+#   - the plugin computed the attention: its log names the call serving FLASH_ATTN_EXT (-fa on,
+#     and -fa auto, which keeps it on: the layers and the op are on GEMM_RVV) or llama.cpp's
+#     unfused chain (-fa off);
+#   - graph splits of the batch graph and of a token's graph as without the plugin.
+# Then -fa auto with -ngl 0 (the layers on the CPU, GEMM_RVV_ACCEL serving their products):
+# the perplexity as without the plugin, products and attention on the plugin (llama.cpp turns
+# flash attention off, the op being on another device than the layer's: the unfused chain),
+# a token's graph at most 1 + 4 splits a layer (llama.cpp pins each layer's two norms to the
+# layer's device, the CPU).
 # Usage: tests/llama/check-attention.sh MODELS CASE
 # Environment: QEMU, QEMU_CPU (rv64,v=false: ggml's rv64gc variant and the library's fallback,
 # the kernels' bits), GGML_ROOT, PLUGIN, CTX (256), THREADS (2), MODES ("auto on off"),
@@ -39,40 +42,68 @@ splits() {
 }
 layers=""
 
-for mode in $MODES; do
-  for with in cpu plugin; do
-    env=(); [ "$with" = plugin ] && env=(GGML_BACKEND_PATH="$plugin")
-    env "${env[@]}" "$QEMU" -cpu "$QEMU_CPU" -L "$GGML_ROOT" "$GGML_ROOT/usr/bin/llama-perplexity" \
-      -m "$model" -f "$models/text.txt" -c "$CTX" -b "$CTX" --chunks 1 -t "$THREADS" -fa "$mode" -v \
-      > "$(log "$mode" "$with")" 2>&1
-  done
-  layers=${layers:-$(sed -n 's/.*print_info: n_layer *= *\([0-9]*\).*/\1/p' "$(log "$mode" cpu)" | head -1)}
-  cpu=$(ppl "$mode" cpu) with=$(ppl "$mode" plugin)
+# perplexity MODE WITH [ARGS...]: llama-perplexity with -fa MODE's flash attention into log.
+perplexity() {
+  local mode=$1 with=$2 env=()
+  shift 2
+  [ "$with" = cpu ] || env=(GGML_BACKEND_PATH="$plugin")
+  env "${env[@]}" "$QEMU" -cpu "$QEMU_CPU" -L "$GGML_ROOT" "$GGML_ROOT/usr/bin/llama-perplexity" \
+    -m "$model" -f "$models/text.txt" -c "$CTX" -b "$CTX" --chunks 1 -t "$THREADS" -fa "$mode" -v "$@" \
+    > "$(log "$mode" "$with")" 2>&1
+}
+# same_ppl MODE WITH: WITH's perplexity within MAX_REL_DIFF of the CPU's, same mode.
+same_ppl() {
+  local cpu with rel
+  cpu=$(ppl "$1" cpu) with=$(ppl "$1" "$2")
   if [ -z "$cpu" ] || [ -z "$with" ]; then
-    fail "$case -fa $mode: no perplexity without ($cpu) or with ($with) the plugin ($(log "$mode" plugin))"
-    tail -n 3 "$(log "$mode" plugin)"
-    continue
+    fail "$case -fa $1: no perplexity without ($cpu) or with ($with) the plugin ($(log "$1" "$2"))"
+    tail -n 3 "$(log "$1" "$2")"
+    return 1
   fi
   rel=$(awk -v a="$with" -v b="$cpu" 'BEGIN { d = (a - b) / b; printf "%.2e", d < 0 ? -d : d }')
-  echo "$case -fa $mode: llama-perplexity -c $CTX: $cpu without the plugin, $with with it (relative difference $rel)"
+  echo "$case -fa $1${3:-}: llama-perplexity -c $CTX: $cpu without the plugin, $with with it (relative difference $rel)"
   awk -v r="$rel" -v m="$MAX_REL_DIFF" 'BEGIN { exit !(r <= m) }' && ok ||
-    fail "$case -fa $mode: the perplexities differ by $rel, more than $MAX_REL_DIFF"
-  # -fa on keeps FLASH_ATTN_EXT; auto and off end on the unfused chain.
-  what='attention without FLASH_ATTN_EXT'
-  [ "$mode" = on ] && what='FLASH_ATTN_EXT'
-  if grep -q "GEMM_RVV: .* ($what): attention D = " "$(log "$mode" plugin)"; then
-    ok; echo "$case -fa $mode: $(grep -o "GEMM_RVV: .* ($what): attention D = [0-9]*, .*heads" "$(log "$mode" plugin)" | head -1)"
+    fail "$case -fa $1${3:-}: the perplexities differ by $rel, more than $MAX_REL_DIFF"
+}
+# computed MODE WITH WHAT: the plugin's log names the attention of kind WHAT it computed.
+computed() {
+  if grep -q "GEMM_RVV: .* ($3): attention D = " "$(log "$1" "$2")"; then
+    ok; echo "$case -fa $1${4:-}: $(grep -o "GEMM_RVV: .* ($3): attention D = [0-9]*, .*heads" "$(log "$1" "$2")" | head -1)"
   else
-    fail "$case -fa $mode: the plugin's log names no attention it computed ($what; $(log "$mode" plugin))"
+    fail "$case -fa $1${4:-}: the plugin's log names no attention it computed ($3; $(log "$1" "$2"))"
   fi
+}
+
+for mode in $MODES; do
+  perplexity "$mode" cpu
+  perplexity "$mode" plugin
+  layers=${layers:-$(sed -n 's/.*print_info: n_layer *= *\([0-9]*\).*/\1/p' "$(log "$mode" cpu)" | head -1)}
+  same_ppl "$mode" plugin || continue
+  # -fa on and auto keep FLASH_ATTN_EXT; off ends on the unfused chain.
+  what=FLASH_ATTN_EXT
+  [ "$mode" = off ] && what='attention without FLASH_ATTN_EXT'
+  computed "$mode" plugin "$what"
   read -r ppc tgc < <(splits "$mode" cpu)
   read -r ppp tgp < <(splits "$mode" plugin)
   echo "$case -fa $mode: graph splits (batch of $CTX / one token): ${ppc:-?} / ${tgc:-?} without the plugin, ${ppp:-?} / ${tgp:-?} with it (${layers:-?} layers)"
-  [ -n "$ppp" ] && [ "$ppp" = "$ppc" ] && ok ||
-    fail "$case -fa $mode: ${ppp:-?} splits of the batch graph with the plugin, ${ppc:-?} without"
-  [ -n "$tgp" ] && [ -n "$layers" ] && [ "$tgp" -le $((tgc + 4 * layers)) ] && ok ||
-    fail "$case -fa $mode: ${tgp:-?} splits of a token's graph with the plugin, more than ${tgc:-?} + 4 x ${layers:-?} layers"
+  [ -n "$ppp" ] && [ "$ppp" = "$ppc" ] && [ -n "$tgp" ] && [ "$tgp" = "$tgc" ] && ok ||
+    fail "$case -fa $mode: ${ppp:-?} / ${tgp:-?} splits of the batch / a token's graph with the plugin, ${ppc:-?} / ${tgc:-?} without"
 done
+
+# The layers on the CPU (-ngl 0): GEMM_RVV_ACCEL serves their products and the unfused chain.
+case " $MODES " in *" auto "*)
+  perplexity auto ngl0 -ngl 0
+  if same_ppl auto ngl0 " -ngl 0"; then
+    computed auto ngl0 'attention without FLASH_ATTN_EXT' " -ngl 0"
+    grep -q "GEMM_RVV: blk\.0\..* M = [0-9]*: plan .* serves" "$(log auto ngl0)" && ok ||
+      fail "$case -fa auto -ngl 0: the plugin's log names no product it served ($(log auto ngl0))"
+    read -r _ tgc < <(splits auto cpu)
+    read -r _ tgp < <(splits auto ngl0)
+    echo "$case -fa auto -ngl 0: graph splits of a token: ${tgc:-?} without the plugin, ${tgp:-?} with it (${layers:-?} layers)"
+    [ -n "$tgp" ] && [ -n "$layers" ] && [ "$tgp" -le $((tgc + 4 * layers)) ] && ok ||
+      fail "$case -fa auto -ngl 0: ${tgp:-?} splits of a token's graph with the plugin, more than ${tgc:-?} + 4 x ${layers:-?} layers"
+  fi
+esac
 
 echo "attention ($case): $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

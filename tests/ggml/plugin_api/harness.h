@@ -77,8 +77,8 @@ void group_empty(void), group_select(void), group_layer(void),
     group_splits(void);                                             /* test_compute.c */
 void group_readback(void), group_memory(void), group_view(void), group_memset(void),
     group_clear(void);                                              /* test_buffer.c */
-void group_threads(void);                                           /* test_registry.c */
-void group_supports(void);                                          /* test_supports.c */
+void group_threads(void), group_devices(void);                      /* test_registry.c */
+void group_supports(void), group_kv_cache(void);                    /* test_supports.c */
 void group_source(void);                                            /* test_release.c */
 void group_rows(void);                                              /* test_rows.c */
 void group_attention(void);                                         /* test_attention.c */

@@ -35,7 +35,7 @@ static const struct {
     {"memset", group_memset},     {"clear", group_clear},   {"layer", group_layer},
     {"splits", group_splits},     {"threads", group_threads}, {"supports", group_supports},
     {"q8_0", group_q8_0},         {"source", group_source}, {"rows", group_rows},
-    {"attention", group_attention},
+    {"attention", group_attention}, {"devices", group_devices}, {"kv_cache", group_kv_cache},
 };
 
 int main(int argc, char **argv)

@@ -162,3 +162,42 @@ void group_threads(void)
     free(bits);
     pa_case_end("threads: the same count set again starts no threads");
 }
+
+/* ---- group devices: the layers' iGPU device and the CPU layers' accelerator ---- */
+
+void group_devices(void)
+{
+    pa_case_begin();
+    ggml_backend_dev_t layers = ggml_backend_dev_by_name("GEMM_RVV");
+    ggml_backend_dev_t accel = ggml_backend_dev_by_name("GEMM_RVV_ACCEL");
+    if (!layers || !accel) {
+        pa_fail("devices GEMM_RVV %p and GEMM_RVV_ACCEL %p", (void *)layers, (void *)accel);
+    } else {
+        /* llama.cpp gives layers to (i)GPU devices, and puts accelerators' buffer types first
+         * among the CPU's: both kinds, with one buffer type, so a tied embedding is one tensor. */
+        if (ggml_backend_dev_type(layers) != GGML_BACKEND_DEVICE_TYPE_IGPU)
+            pa_fail("GEMM_RVV is of type %d, not an iGPU (%d)", (int)ggml_backend_dev_type(layers),
+                    (int)GGML_BACKEND_DEVICE_TYPE_IGPU);
+        if (ggml_backend_dev_type(accel) != GGML_BACKEND_DEVICE_TYPE_ACCEL)
+            pa_fail("GEMM_RVV_ACCEL is of type %d, not an accelerator (%d)",
+                    (int)ggml_backend_dev_type(accel), (int)GGML_BACKEND_DEVICE_TYPE_ACCEL);
+        if (ggml_backend_dev_buffer_type(layers) != ggml_backend_dev_buffer_type(accel))
+            pa_fail("the two devices have different buffer types");
+        /* The accelerator's backend computes a product on a packed weight as the iGPU's does. */
+        ggml_backend_t saved = pa_be_rvv;
+        pa_be_rvv = ggml_backend_dev_init(accel, NULL);
+        if (!pa_be_rvv) {
+            pa_fail("GEMM_RVV_ACCEL's backend cannot be started");
+        } else {
+            uint16_t *bits = pa_xmalloc(16 * 256 * sizeof *bits);
+            struct weight w;
+            if (pa_weight_random(&w, 16, 256, "w_accel", bits))
+                pa_check_product(w.t, bits, 3, "GEMM_RVV_ACCEL");
+            pa_weight_free(&w);
+            free(bits);
+            ggml_backend_free(pa_be_rvv);
+        }
+        pa_be_rvv = saved;
+    }
+    pa_case_end("GEMM_RVV an iGPU, GEMM_RVV_ACCEL an accelerator, one buffer type, both compute");
+}

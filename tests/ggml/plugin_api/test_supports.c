@@ -109,3 +109,51 @@ void group_supports(void)
     ggml_free(ctx);
     pa_case_end("supports_op agrees with the CPU's, and refuses other ops on packed weights");
 }
+
+/* ---- group kv_cache: llama.cpp's KV cache in GEMM_RVV's buffer, its layers' device's ---- */
+
+void group_kv_cache(void)
+{
+    pa_case_begin();
+    struct ggml_context *ctx = pa_ctx_new(8, 0);
+    /* A BF16 cache of a planned N x K (n16_k256), and an F16 one. */
+    struct ggml_tensor *kb = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, 256, 16);
+    struct ggml_tensor *kf = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 64, 32);
+    ggml_set_name(kb, "cache_k_l0");
+    ggml_set_name(kf, "cache_v_l0");
+    size_t bytes = ggml_nbytes(kb), alloc = ggml_backend_buft_get_alloc_size(pa_buft_rvv, kb);
+    if (alloc != bytes)
+        pa_fail("a BF16 KV cache of a planned shape takes %zu bytes in GEMM_RVV's buffer, not its %zu",
+                alloc, bytes);
+    ggml_backend_buffer_t buf = pa_alloc_in(ctx, pa_buft_rvv, false);
+    if (buf) {
+        /* Graph nodes write the cache where it lies: ggml's bytes, never packed. */
+        uint16_t *bits = pa_xmalloc(bytes);
+        pa_fill_bf16(bits, bytes / sizeof *bits, 1.0f);
+        ggml_backend_tensor_set(kb, bits, 0, bytes);
+        if (memcmp(kb->data, bits, bytes) != 0)
+            pa_fail("the BF16 KV cache's memory in GEMM_RVV's buffer is not the bytes set (packed?)");
+        free(bits);
+        /* -fa off's products over the cache: GEMM_RVV takes them (ggml's CPU backend computes
+         * them on its memory), as the CPU device takes them in host memory. */
+        struct ggml_context *oc = pa_ctx_new(8, 0);
+        struct ggml_tensor *q = ggml_new_tensor_2d(oc, GGML_TYPE_F32, 64, 4);
+        struct ggml_tensor *kq = ggml_mul_mat(oc, kf, q);
+        if (!ggml_backend_dev_supports_op(pa_dev_rvv, kq))
+            pa_fail("GEMM_RVV does not take a product over an F16 KV cache in its buffer");
+        /* The same tensor as a model's weight (not the cache): left to ggml's own buffers. */
+        struct ggml_context *wc = pa_ctx_new(2, 0);
+        struct ggml_tensor *wf16 = ggml_new_tensor_2d(wc, GGML_TYPE_F16, 64, 32);
+        ggml_set_name(wf16, "blk.0.attn_v.weight");
+        ggml_backend_buffer_t wbuf = pa_alloc_in(wc, pa_buft_rvv, true);
+        if (wbuf && ggml_backend_dev_supports_op(pa_dev_rvv, ggml_mul_mat(oc, wf16, q)))
+            pa_fail("GEMM_RVV takes a product on an F16 weight in its buffer");
+        if (wbuf)
+            ggml_backend_buffer_free(wbuf);
+        ggml_free(wc);
+        ggml_free(oc);
+        ggml_backend_buffer_free(buf);
+    }
+    ggml_free(ctx);
+    pa_case_end("the KV cache in GEMM_RVV's buffer: ggml's bytes, its products taken");
+}
