@@ -4,12 +4,12 @@
 # the ggml plugin. QEMU 7.2 has no riscv_hwprobe: measure/llama/hwprobe_shim.c (LD_PRELOAD) answers it,
 # so ggml loads its RVV CPU variant as on a K1.
 #
-# Per token: a run with two repetitions minus the same run with one (the loading, the warm-up
-# and the first repetition cancel), over the repetition's tokens: pp = a prompt of TOKENS
-# tokens in one batch (per prompt token), tg = TOKENS tokens decoded one by one; pp@N and tg@N
-# the same at a context depth of N tokens (llama-bench -d N: N tokens in the KV cache first;
-# llama-bench computes them once and restores its saved state for the second repetition, so a
-# token's figure also holds 1/TOKENS of that restore, a copy of the cache).
+# Per token: a run with two repetitions minus the same run with one, side by side (the
+# loading, the warm-up and the first repetition cancel), over the repetition's tokens: pp = a
+# prompt of TOKENS tokens in one batch (per prompt token), tg = TOKENS tokens decoded one by
+# one; pp@N and tg@N the same at a context depth of N tokens (llama-bench -d N: N tokens in the
+# KV cache first; llama-bench computes them once and restores its saved state for the second
+# repetition, so a token's figure also holds 1/TOKENS of that restore, a copy of the cache).
 # The Linears' share: instructions in the code that runs them, by offset in the mapped file:
 # without the plugin ggml-cpu's ggml_compute_forward_mul_mat, ggml_vec_dot_bf16 and
 # ggml_cpu_fp32_to_bf16 (activations rounded to BF16); with it, all of libggml-gemm-rvv.so.
@@ -126,8 +126,11 @@ for config in "${configs[@]}"; do
     [ "$spec" = "$test" ] || depth=${spec#*@}
     if [ "$test" = pp ]; then sizes=(-p "$TOKENS" -n 0); else sizes=(-p 0 -n "$TOKENS"); fi
     sizes+=(-d "$depth")
-    one=$(count "$config-$spec-r1" "$range_args" "${sizes[@]}" -r 1)
+    # The two runs side by side (their counts do not depend on it).
+    count "$config-$spec-r1" "$range_args" "${sizes[@]}" -r 1 > /dev/null &
     two=$(count "$config-$spec-r2" "$range_args" "${sizes[@]}" -r 2)
+    wait $! || exit 1
+    one=$(grep -v '^bin ' "$out/$config-$spec-r1.count" | tr '\n' ' ')
     if [ "$test" = pp ]; then macs=$((body + last / TOKENS)); else macs=$((body + last)); fi
     awk -v c="$config" -v t="$spec" -v n="$TOKENS" -v macs="$macs" \
         -v i1="$(value insns "$one")" -v i2="$(value insns "$two")" \
