@@ -1,8 +1,8 @@
 /* A GEMM_RVV backend's graphs: the nodes in the graph's order, each product GEMM_RVV serves,
  * each GET_ROWS of a packed weight, each attention (FLASH_ATTN_EXT, or llama.cpp's chain
  * without it, its three nodes as one) run here, every run of other nodes between them by
- * ggml's CPU backend on the same graph (only that run's nodes marked to compute), so nothing
- * is copied between the two. Nodes the graph marks not to compute (the branches
+ * ggml's CPU backend as a graph of those nodes (the same tensors), so nothing is copied
+ * between the two. Nodes the graph marks not to compute (the branches
  * ggml_build_forward_select leaves out) and empty nodes are left alone, as the CPU backend
  * leaves them. */
 #include <stdlib.h>
@@ -15,6 +15,9 @@ struct grg_stream {
     size_t scratch_len;
     uint8_t *marked; /* per node: whether the graph marked it to compute */
     int marked_len;
+    struct ggml_context *part_ctx; /* the graph of a run of nodes for the CPU backend */
+    struct ggml_cgraph *part;
+    int part_size;
     struct grg_scratch attn;
 };
 
@@ -34,6 +37,8 @@ struct grg_stream *grg_stream_new(int threads)
 void grg_stream_free(struct grg_stream *s)
 {
     ggml_backend_free(s->cpu);
+    if (s->part_ctx)
+        ggml_free(s->part_ctx);
     free(s->scratch);
     free(s->marked);
     free(s->attn.q);
@@ -88,17 +93,41 @@ static int node_index(struct ggml_cgraph *g, const struct ggml_tensor *t)
     return -1;
 }
 
-/* Nodes [from, to) on the CPU backend: those of them the graph marked, and no others. */
+/* A graph of `size` nodes at least, for cpu_run. */
+static bool part_of_size(struct grg_stream *s, int size)
+{
+    if (size <= s->part_size)
+        return true;
+    if (s->part_ctx)
+        ggml_free(s->part_ctx);
+    struct ggml_init_params params = {
+        .mem_size = ggml_graph_overhead_custom((size_t)size, false), .no_alloc = true};
+    s->part_ctx = ggml_init(params);
+    s->part = s->part_ctx ? ggml_new_graph_custom(s->part_ctx, (size_t)size, false) : NULL;
+    s->part_size = s->part ? size : 0;
+    return s->part != NULL;
+}
+
+/* Nodes [from, to) on the CPU backend: those of them the graph marked, and no others, as a
+ * graph of their own (the CPU backend plans every node of the graph it is given: the whole
+ * graph each time made a token's planning grow with the square of its nodes). */
 static enum ggml_status cpu_run(struct grg_stream *s, struct ggml_cgraph *graph, int from,
                                 int to)
 {
-    bool any = false;
+    if (from >= to)
+        return GGML_STATUS_SUCCESS;
+    if (!part_of_size(s, to - from))
+        return GGML_STATUS_ALLOC_FAILED;
+    ggml_graph_clear(s->part);
     for (int i = from; i < to; i++)
         if (s->marked[i]) {
-            ggml_graph_node(graph, i)->flags |= GGML_TENSOR_FLAG_COMPUTE;
-            any = true;
+            struct ggml_tensor *t = ggml_graph_node(graph, i);
+            t->flags |= GGML_TENSOR_FLAG_COMPUTE;
+            ggml_graph_add_node(s->part, t);
         }
-    enum ggml_status st = any ? ggml_backend_graph_compute(s->cpu, graph) : GGML_STATUS_SUCCESS;
+    enum ggml_status st = ggml_graph_n_nodes(s->part) > 0
+                              ? ggml_backend_graph_compute(s->cpu, s->part)
+                              : GGML_STATUS_SUCCESS;
     for (int i = from; i < to; i++)
         ggml_graph_node(graph, i)->flags &= ~GGML_TENSOR_FLAG_COMPUTE;
     return st;
