@@ -110,13 +110,16 @@ static const char *device_description(ggml_backend_dev_t dev)
     return text[i];
 }
 
+/* Host memory. Free is given as the total, as ggml's CPU device gives it: llama.cpp fits a
+ * model's layers and context to the GPU devices' free memory, and the free pages of the host
+ * (page cache left out, a mapped model's file included) would shrink them below what the same
+ * llama.cpp gets without the plugin. */
 static void device_memory(ggml_backend_dev_t dev, size_t *free_bytes, size_t *total)
 {
     (void)dev;
     long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
-    long avail = sysconf(_SC_AVPHYS_PAGES);
     *total = page > 0 && pages > 0 ? (size_t)page * (size_t)pages : 0;
-    *free_bytes = page > 0 && avail > 0 ? (size_t)page * (size_t)avail : 0;
+    *free_bytes = *total;
 }
 
 static enum ggml_backend_dev_type device_type(ggml_backend_dev_t dev)
