@@ -397,9 +397,10 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                 r->name);
     text_printf(out, "const struct gr_plan gr_plan_%s = {\n    .name = \"%s\",\n"
                      "    .n = %llu,\n    .k = %llu,\n    .bucket = %u,\n    .format = %s,\n"
-                     "    .tile_rows = %u,\n    .lmul = %u,\n",
+                     "    .tile_rows = %u,\n    .lmul = %u,\n    .tile_rows_least = %u,\n",
                 r->name, r->name, (unsigned long long)r->n, (unsigned long long)r->k,
-                r->bucket, weight_format_constants[r->format], r->tile.rows, r->tile.lmul);
+                r->bucket, weight_format_constants[r->format], r->tile.rows, r->tile.lmul,
+                tile_rows_least(r->tile));
     blocking_field(out, "blocking", r->blocking);
     if (r->plain_weights)
         blocking_field(out, "plain", r->plain);
