@@ -225,7 +225,6 @@ static int q8_tiles_file(struct text *out, const struct templates *t, const stru
         tvars_number(&v, "LAST_ROW", rows - 1);
         tvars_number(&v, "DW_GROUP", rows == 1 ? 3 : 7);
         tvars_number(&v, "DW_PAIR", rows == 1 ? 0 : 1);
-        tvars_number(&v, "PIPELINED", rows == 1 ? 0 : 1);
         if (expand(out, t->q8_tiles, t->q8_tiles_path, &v) != 0)
             return -1;
     }
