@@ -106,7 +106,7 @@ $(BUILD)/probe.ok: tools/probe-rvv.c | deps
 probe: $(BUILD)/probe.ok
 
 # ---- the generator (host) ------------------------------------------------------------------
-$(BUILD)/host/obj/%.o: gen/%.c $(wildcard gen/*.h include/*.h) runtime/x_copy.h | deps
+$(BUILD)/host/obj/%.o: gen/%.c $(wildcard gen/*.h include/*.h) runtime/x_copy.h runtime/row_steps.h | deps
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_CPPFLAGS) -c $< -o $@
 
@@ -153,7 +153,7 @@ SAN_GEN_BIN   := $(SAN_DIR)/gemm-rvv-gen
 SAN_OBJS      := $(patsubst gen/%.c,$(SAN_DIR)/obj/%.o,$(GEN_LIB_SRCS))
 HOOK_LDFLAGS  := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup
 
-$(SAN_DIR)/obj/%.o: gen/%.c $(wildcard gen/*.h include/*.h) runtime/x_copy.h | deps
+$(SAN_DIR)/obj/%.o: gen/%.c $(wildcard gen/*.h include/*.h) runtime/x_copy.h runtime/row_steps.h | deps
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) $(HOST_CPPFLAGS) -c $< -o $@
 

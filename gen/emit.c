@@ -225,7 +225,6 @@ static int q8_tiles_file(struct text *out, const struct templates *t, const stru
         tvars_number(&v, "LAST_ROW", rows - 1);
         tvars_number(&v, "DW_GROUP", rows == 1 ? 3 : 7);
         tvars_number(&v, "DW_PAIR", rows == 1 ? 0 : 1);
-        tvars_number(&v, "PIPELINED", rows == 1 ? 0 : 1);
         if (expand(out, t->q8_tiles, t->q8_tiles_path, &v) != 0)
             return -1;
     }
@@ -397,9 +396,10 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                 r->name);
     text_printf(out, "const struct gr_plan gr_plan_%s = {\n    .name = \"%s\",\n"
                      "    .n = %llu,\n    .k = %llu,\n    .bucket = %u,\n    .format = %s,\n"
-                     "    .tile_rows = %u,\n    .lmul = %u,\n",
+                     "    .tile_rows = %u,\n    .lmul = %u,\n    .tile_rows_least = %u,\n",
                 r->name, r->name, (unsigned long long)r->n, (unsigned long long)r->k,
-                r->bucket, weight_format_constants[r->format], r->tile.rows, r->tile.lmul);
+                r->bucket, weight_format_constants[r->format], r->tile.rows, r->tile.lmul,
+                tile_rows_least(r->tile));
     blocking_field(out, "blocking", r->blocking);
     if (r->plain_weights)
         blocking_field(out, "plain", r->plain);

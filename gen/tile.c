@@ -9,6 +9,8 @@
  * (one vle16 at L/2, R vfwmaccbf16 at 2L), so every base tile fits them too. */
 #include "tile.h"
 
+#include "../runtime/row_steps.h"
+
 unsigned tile_vregs(struct tile t) { return t.rows * t.lmul + 2 * t.lmul; }
 
 int tile_fits(struct tile t) { return tile_vregs(t) + t.lmul <= VREGS; }
@@ -20,14 +22,19 @@ static void block_cost(unsigned rows, unsigned lmul, double *vwork, double *insn
     *macs += 2.0 * rows * 8.0 * lmul;
 }
 
+unsigned tile_rows_least(struct tile t)
+{
+    const unsigned least = (TILE_FMA_CYCLES + t.lmul - 1) / t.lmul;
+    return least < t.rows ? least : t.rows;
+}
+
 struct tile_cost tile_cost(struct tile t, unsigned bucket)
 {
     double vwork = 0, insns = 0, macs = 0;
-    unsigned full = bucket / t.rows, rest = bucket % t.rows;
-    for (unsigned i = 0; i < full; i++)
-        block_cost(t.rows, t.lmul, &vwork, &insns, &macs);
-    if (rest)
-        block_cost(rest, t.lmul, &vwork, &insns, &macs);
+    for (uint64_t r = 0, end; r < bucket; r = end) {
+        end = gr_row_step_end(r, t.rows, tile_rows_least(t), bucket);
+        block_cost((unsigned)(end - r), t.lmul, &vwork, &insns, &macs);
+    }
     struct tile_cost c = {vwork / macs, insns / macs};
     return c;
 }

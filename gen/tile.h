@@ -30,6 +30,16 @@ unsigned tile_vregs(struct tile t);
 /* Whether a tile fits: tile_vregs() plus the one free group within VREGS. */
 int tile_fits(struct tile t);
 
+/* An FMA's latency on the X60 (llvm-mca-22's model), in cycles: an accumulator takes its k in
+ * order, so it takes an FMA this often at most. */
+#define TILE_FMA_CYCLES 5
+
+/* The fewest rows a row tile of t's LMUL runs where the rows allow (runtime/row_steps.h shares
+ * a smaller remainder with the tile before it): R rows' FMAs, LMUL L cycles each, fill the FP
+ * unit only when R x L covers TILE_FMA_CYCLES (2x2 at most 80 %); t.rows at most. */
+unsigned tile_rows_least(struct tile t);
+
+/* The model's cost of a bucket's rows cut into row tiles as the driver cuts them. */
 struct tile_cost tile_cost(struct tile t, unsigned bucket);
 
 /* What the choice minimizes: vector work, plus instructions at a quarter weight (they take

@@ -6,6 +6,7 @@
 #include "cpu.h"
 #include "lines.h"
 #include "pack.h"
+#include "row_steps.h"
 #include "scratch.h"
 #include "x_copy.h"
 
@@ -46,9 +47,8 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
 
 void gr_drive_row_block(struct gr_drive *d, const struct gr_call *c, size_t row)
 {
-    const size_t bucket = d->plan->bucket;
     d->x = (const char *)c->x + row * c->ldx * d->format->x_bytes;
-    d->rows = c->m - row < bucket ? c->m - row : bucket;
+    d->rows = gr_row_step_end(row, d->plan->bucket, d->plan->tile_rows_least, c->m) - row;
     d->y = gr_y_row(c->y, row, c->ldy, c->y_bf16);
     d->x_shared = NULL;
 }
@@ -146,8 +146,9 @@ static void *drive_y_at(const struct gr_drive *d, size_t row, size_t col)
                      : (void *)((float *)d->y + row * d->ldy + col);
 }
 
-/* Every loop's partition step: from `at`, `step` wide, the last step cut at `end` (the edge:
- * a narrower strip, fewer rows, a narrower column block; the tiles take any). */
+/* Every loop's partition step but the rows' (drive_row_tile_end): from `at`, `step` wide, the
+ * last step cut at `end` (the edge: a narrower strip, a narrower column block; the tiles take
+ * any). */
 static size_t drive_step_end(size_t at, size_t step, size_t end)
 {
     return end - at < step ? end : at + step;
@@ -343,6 +344,12 @@ static void drive_arrange_rows(const struct gr_drive *d, const struct work *w, s
     }
 }
 
+/* The end of the row tile from row r: the plan's rule (row_steps.h). */
+static size_t drive_row_tile_end(const struct gr_drive *d, size_t r)
+{
+    return gr_row_step_end(r, d->plan->tile_rows, d->plan->tile_rows_least, d->rows);
+}
+
 /* One register tile: `rows` rows from r by the strip at s of the column block at col0, its
  * activations, weights, first, last and vl already in a. Inlined: it runs once per row tile,
  * strip and K block. */
@@ -369,7 +376,7 @@ static void drive_strips_outer(const struct gr_drive *d, struct gr_tile_args *a,
     size_t x_row; /* x0 + r * x_row: the activations of the row tile from row r on */
     if (in_place) {
         for (size_t r = 0, r_end; r < d->rows; r = r_end) {
-            r_end = drive_step_end(r, d->plan->tile_rows, d->rows);
+            r_end = drive_row_tile_end(d, r);
             drive_arrange_rows(d, w, r, r_end - r, k0, a->kc,
                                w->x_f + r * a->kc * d->variant->x_bytes, r_end - r);
         }
@@ -390,7 +397,7 @@ static void drive_strips_outer(const struct gr_drive *d, struct gr_tile_args *a,
             d->format->strip_first(d, a, w->strip);
         a->bias = d->bias ? d->bias + s : NULL;
         for (size_t r = 0, r_end; r < d->rows; r = r_end) {
-            r_end = drive_step_end(r, d->plan->tile_rows, d->rows);
+            r_end = drive_row_tile_end(d, r);
             a->x = x0 + r * x_row;
             if (in_place)
                 a->x_stride = r_end - r;
@@ -415,7 +422,7 @@ static void drive_tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, 
                              w->words + (s - col0) * w_bytes, d->col_block);
         }
     for (size_t r = 0, r_end; r < d->rows; r = r_end) {
-        r_end = drive_step_end(r, d->plan->tile_rows, d->rows);
+        r_end = drive_row_tile_end(d, r);
         if (d->format->x_prepared_bytes) {
             d->format->tile_x(d, a, r, k0);
         } else {

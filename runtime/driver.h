@@ -47,8 +47,8 @@ struct gr_drive {
 void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
                    const struct gr_variant *variant, int share, const struct gr_call *c);
 
-/* Points d at c's block of rows from `row` (plan->bucket rows at most): X, Y, the rows, no X
- * prepared yet. */
+/* Points d at c's block of rows from `row` (plan->bucket rows at most, cut by the plan's rule,
+ * row_steps.h; the next block starts d->rows on): X, Y, the rows, no X prepared yet. */
 void gr_drive_row_block(struct gr_drive *d, const struct gr_call *c, size_t row);
 
 /* Whether gr_drive_columns on columns [col_begin, col_end) reads X from a copy of its own in

@@ -56,7 +56,7 @@ gemm_rvv_status gr_drive_call(const struct gr_call *c, const struct gr_plan *pla
     if (gr_scratch_take(&p.scratch, gr_drive_shared_bytes(d), p.pieces, gr_drive_bytes(d)) != 0)
         return GEMM_RVV_ERR_NOMEM;
     const size_t rounds = (p.piece_cols + p.step - 1) / p.step;
-    for (size_t row = 0; row < c->m; row += plan->bucket) {
+    for (size_t row = 0; row < c->m; row += d->rows) {
         gr_drive_row_block(d, c, row);
         if (gr_drive_shares_x(d, c->w.n)) {
             p.x_shared = gr_scratch_shared(&p.scratch);

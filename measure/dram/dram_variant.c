@@ -167,7 +167,7 @@ int main(int argc, char **argv)
      * runtime/plan_call.c's loop, each over every column. */
     cache_model_start();
     const struct gr_cols all = {0, n};
-    for (size_t row = 0; row < m; row += plan->bucket) {
+    for (size_t row = 0; row < m; row += d.rows) {
         gr_drive_row_block(&d, &c, row);
         gr_drive_columns(&d, all, all, scratch);
     }

@@ -510,7 +510,7 @@ int main(int argc, char **argv)
         b.x_copy.rounds = !strcmp(rounds_arg, "1") ? CLUSTER : 0;
     struct gr_plan plan = {.name = "replay", .n = (uint32_t)n, .k = (uint32_t)k,
                            .bucket = (uint32_t)m, .format = GR_FORMAT_BF16, .tile_rows = t.rows,
-                           .lmul = t.lmul};
+                           .lmul = t.lmul, .tile_rows_least = tile_rows_least(t)};
     plan.blocking[GR_L2_ALONE] = plan.blocking[GR_L2_SHARED] = plan_blocking(&b);
     plan.plain[GR_L2_ALONE] = plan.plain[GR_L2_SHARED] = plan.blocking[GR_L2_ALONE];
 
