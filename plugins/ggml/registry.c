@@ -92,7 +92,8 @@ static void set_n_threads(ggml_backend_t backend, int n_threads)
  * attention on the layer's device. GEMM_RVV_ACCEL, an accelerator, puts the same buffer type
  * first among the CPU's, for the layers llama.cpp keeps on the CPU (-ngl 0, or beyond -ngl)
  * and for the token embedding's table, so that a tied embedding and its lm_head are one tensor. */
-static struct ggml_backend_device devices[2];
+#define DEVICES 2
+static struct ggml_backend_device devices[DEVICES];
 #define LAYERS_DEVICE (&devices[0])
 
 static const char *device_name(ggml_backend_dev_t dev)
@@ -102,7 +103,7 @@ static const char *device_name(ggml_backend_dev_t dev)
 
 static const char *device_description(ggml_backend_dev_t dev)
 {
-    static char text[2][128];
+    static char text[DEVICES][128];
     int i = dev != LAYERS_DEVICE;
     if (!text[i][0])
         snprintf(text[i], sizeof text[i], "gemm_rvv %s BF16 and Q8_0 Linear kernels (%s)%s",
@@ -227,13 +228,13 @@ static const char *reg_name(ggml_backend_reg_t reg)
 static size_t reg_device_count(ggml_backend_reg_t reg)
 {
     (void)reg;
-    return 2;
+    return DEVICES;
 }
 
 static ggml_backend_dev_t reg_device(ggml_backend_reg_t reg, size_t index)
 {
     (void)reg;
-    return index < 2 ? &devices[index] : NULL;
+    return index < DEVICES ? &devices[index] : NULL;
 }
 
 static void *reg_proc_address(ggml_backend_reg_t reg, const char *name)
@@ -277,7 +278,7 @@ ggml_backend_reg_t ggml_backend_init(void)
                 gemm_rvv_strerror(gemm_rvv_isa_status()));
         return NULL;
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < DEVICES; i++)
         devices[i] = (struct ggml_backend_device){.iface = device_iface, .reg = &registry};
     grg_buffer_type()->device = LAYERS_DEVICE;
     grg_host_buffer_type()->device = LAYERS_DEVICE;
