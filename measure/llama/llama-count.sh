@@ -128,8 +128,9 @@ for config in "${configs[@]}"; do
     sizes+=(-d "$depth")
     # The two runs side by side (their counts do not depend on it).
     count "$config-$spec-r1" "$range_args" "${sizes[@]}" -r 1 > /dev/null &
-    two=$(count "$config-$spec-r2" "$range_args" "${sizes[@]}" -r 2)
-    wait $! || exit 1
+    r1=$!
+    two=$(count "$config-$spec-r2" "$range_args" "${sizes[@]}" -r 2) || { kill "$r1"; exit 1; }
+    wait "$r1" || exit 1
     one=$(grep -v '^bin ' "$out/$config-$spec-r1.count" | tr '\n' ' ')
     if [ "$test" = pp ]; then macs=$((body + last / TOKENS)); else macs=$((body + last)); fi
     awk -v c="$config" -v t="$spec" -v n="$TOKENS" -v macs="$macs" \

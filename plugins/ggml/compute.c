@@ -14,6 +14,7 @@ struct grg_stream {
     uint16_t *scratch; /* activations rounded to BF16 */
     size_t scratch_len;
     uint8_t *marked; /* per node: whether the graph marked it to compute */
+    int *chain_end;  /* per node: the last node of the attention chain starting there, or -1 */
     int marked_len;
     struct ggml_context *part_ctx; /* the graph of a run of nodes for the CPU backend */
     struct ggml_cgraph *part;
@@ -41,6 +42,7 @@ void grg_stream_free(struct grg_stream *s)
         ggml_free(s->part_ctx);
     free(s->scratch);
     free(s->marked);
+    free(s->chain_end);
     free(s->attn.q);
     free(s->attn.mask);
     free(s);
@@ -138,9 +140,12 @@ enum ggml_status grg_stream_compute(struct grg_stream *s, struct ggml_cgraph *gr
     int n = ggml_graph_n_nodes(graph);
     if (n > s->marked_len) {
         uint8_t *grown = realloc(s->marked, (size_t)n);
-        if (!grown)
+        if (grown)
+            s->marked = grown;
+        int *ends = grown ? realloc(s->chain_end, (size_t)n * sizeof *ends) : NULL;
+        if (!ends)
             return GGML_STATUS_ALLOC_FAILED;
-        s->marked = grown;
+        s->chain_end = ends;
         s->marked_len = n;
     }
     for (int i = 0; i < n; i++) {
@@ -148,9 +153,13 @@ enum ggml_status grg_stream_compute(struct grg_stream *s, struct ggml_cgraph *gr
         s->marked[i] = (t->flags & GGML_TENSOR_FLAG_COMPUTE) != 0;
         t->flags &= ~GGML_TENSOR_FLAG_COMPUTE;
     }
-    /* A chain reading V through a CONT takes the CONT's source: the CONT is not run. */
+    /* The chains, found once; one reading V through a CONT takes the CONT's source: the CONT
+     * is not run (unmarking it changes no chain: chain_at reads the marks of products and
+     * softmaxes only). */
+    for (int i = 0; i < n; i++)
+        s->chain_end[i] = s->marked[i] ? chain_at(s, graph, i) : -1;
     for (int i = 0; i < n; i++) {
-        int last = s->marked[i] ? chain_at(s, graph, i) : -1;
+        int last = s->chain_end[i];
         int c = last >= 0 ? node_index(graph, grg_attn_chain_cont(graph, last)) : -1;
         if (c >= 0)
             s->marked[c] = 0;
@@ -161,7 +170,7 @@ enum ggml_status grg_stream_compute(struct grg_stream *s, struct ggml_cgraph *gr
         struct ggml_tensor *t = ggml_graph_node(graph, i);
         if (!s->marked[i])
             continue;
-        int last = chain_at(s, graph, i);
+        int last = s->chain_end[i];
         if (last >= 0) {
             st = cpu_run(s, graph, from, i);
             if (st == GGML_STATUS_SUCCESS)
