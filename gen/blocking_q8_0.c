@@ -14,12 +14,13 @@
  * LMULs (int8 m1, int16 m2, int32 and FP32 m4; widening doubled): 16 vwmul + 16 vwmacc (2
  * each), 16 vwadd.wv (4), the sum's zeroing, the scale product, the conversion and the fma
  * (4 each); the block's weight loads (32 registers' worth), shared by the tile's rows; the
- * FP16 scales (2) and their widening to FP32 (q8_scales: vzext and 11 more at LMUL 4, 4 each),
- * by the tile when it is the strip's only one, else once for the strip's `rows` rows, stored
- * (4) and loaded by each tile (4). What make bench-count measures, before the loop overhead. */
+ * FP16 scales (2) and their conversion to FP32 (q8_scales: two operations at e16 m2, 2 each,
+ * two widening ones, 4 each, three at LMUL 4), by the tile when it is the strip's only one,
+ * else once for the strip's `rows` rows, stored (4) and loaded by each tile (4). What make
+ * bench-count measures, before the loop overhead. */
 static double vwork_per_mac(unsigned tile_rows, unsigned rows, uint64_t vlen)
 {
-    const double per_row = 16 * 2 + 16 * 2 + 16 * 4 + 4 * 4, widen = 2 + 12 * 4;
+    const double per_row = 16 * 2 + 16 * 2 + 16 * 4 + 4 * 4, widen = 2 + 2 * 2 + 2 * 4 + 3 * 4;
     const double per_tile = rows > tile_rows ? 32 + 4 : 32 + widen;
     const double per_strip = rows > tile_rows ? widen + 4 : 0;
     return (per_row + per_tile / tile_rows + per_strip / rows) / (32.0 * (double)(vlen / 8));

@@ -39,4 +39,23 @@ static inline void gr_store_output(void *y, size_t i, int y_bf16, float acc, con
         ((float *)y)[i] = acc;
 }
 
+/* A run of `count` outputs from their sums, as gr_store_output each, into elements i .. of y:
+ * the tests of bias and type once a run, not once an output (the driver writes Y's lines so). */
+static inline void gr_store_outputs(void *y, size_t i, int y_bf16, const float *sums,
+                                    size_t count, const float *bias, size_t n)
+{
+    if (bias && y_bf16)
+        for (size_t c = 0; c < count; c++)
+            ((uint16_t *)y)[i + c] = gr_f32_to_bf16(sums[c] + bias[n + c]);
+    else if (y_bf16)
+        for (size_t c = 0; c < count; c++)
+            ((uint16_t *)y)[i + c] = gr_f32_to_bf16(sums[c]);
+    else if (bias)
+        for (size_t c = 0; c < count; c++)
+            ((float *)y)[i + c] = sums[c] + bias[n + c];
+    else
+        for (size_t c = 0; c < count; c++)
+            ((float *)y)[i + c] = sums[c];
+}
+
 #endif

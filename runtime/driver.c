@@ -252,9 +252,8 @@ static void drive_finish_rows(const struct gr_drive *d, const struct work *w, si
          * block wide, or (by_strip) a strip's part of it */
         for (size_t j = from, end; j < to; j = end) {
             end = by_strip ? drive_step_end(j, d->strip - (j - col0) % d->strip, to) : to;
-            const float *sums = drive_sum(d, w, col0, r, j);
-            for (size_t i = j; i < end; i++)
-                gr_store_output(d->y, r * d->ldy + i, d->y_bf16, sums[i - j], d->bias, i);
+            gr_store_outputs(d->y, r * d->ldy + j, d->y_bf16, drive_sum(d, w, col0, r, j),
+                             end - j, d->bias, j);
         }
     }
 }

@@ -60,7 +60,7 @@ function flush(   i, j, k, n, best, inner, macs, lm, sew, vt, cols, rows, out, p
       if (adr[j] < tgt[i] || adr[j] > adr[i]) continue
       if (mn[j] ~ /^vseti?vli$/) { split(vtype(op[j]), parts, " "); sew = parts[1]; lm = lmul_of(parts[2]) }
       if (is_product(mn[j], sew)) { macs += vlen * lm / sew; cols = vlen * lm / sew }
-      if (q8 && mn[j] == "vzext.vf2") path = "scales-in-tile"
+      if (q8 && mn[j] == "vle16.v") path = "scales-in-tile"   # the FP16 scales loaded
       operands = op[j]
       if (dst[j] != "") operands = (dst[j] == tgt[i] ? ".Lloop" : ".Lout")
       if (brk[j] != "") operands = brk[j] operands
