@@ -21,7 +21,8 @@ set -euo pipefail
 count_plugin=$1 shims=$2 root=$3 model=$4 out=$5 ggml_plugin=$6
 QEMU=${QEMU:-qemu-riscv64}
 : "${SID_QEMU:?}"
-TOKENS=${TOKENS:-16} PORT=${PORT:-$((40000 + $$ % 20000))}
+# the server's port below Linux's ephemeral ports (32768 on), which connections take
+TOKENS=${TOKENS:-16} PORT=${PORT:-$((20000 + ($$ * 11) % 12000))}
 server_bin=$root/usr/libexec/riscv64-linux-gnu/llama/bin/ggml-rpc-server
 mkdir -p "$out"
 server=""

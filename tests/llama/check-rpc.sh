@@ -36,7 +36,8 @@
 #   GGUF_SHAPES       the command that runs tools/gguf-shapes (it lists the model's weights)
 #   CTX, THREADS      llama-perplexity's -c (also -b) and the servers' and client's -t
 #   PORT              the first server's port (the second's is PORT + 1); default: one from
-#                     this process's id in 20000-39999 not listened on
+#                     this process's id in 20000-31999 (below Linux's ephemeral ports, which
+#                     the clients' connections take) that no socket uses
 #   RUN_TIMEOUT       seconds any one client may run (default 600)
 #   KILL_CASE         the model of the clients killed (2, 3): MODELS/KILL_CASE.gguf, one
 #                     of more than DIE_AFTER_SENT bytes of weights (default CASE)
@@ -98,9 +99,12 @@ start() {
 }
 
 listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+# A port a server can bind: no socket on it, listening or not (a connection's end in
+# TIME_WAIT there makes the bind fail).
+taken() { ss -Htan "sport = :$1" 2>/dev/null | grep -q .; }
 if [ -z "${PORT:-}" ]; then
-  PORT=$((20000 + ($$ * 7) % 20000))
-  while listening "$PORT" || listening $((PORT + 1)); do PORT=$((PORT + 2)); done
+  PORT=$((20000 + ($$ * 7) % 12000))
+  while taken "$PORT" || taken $((PORT + 1)) || taken $((PORT + 2)); do PORT=$((PORT + 3)); done
 fi
 ports=("$PORT" $((PORT + 1)))
 rpc=127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}
@@ -348,7 +352,7 @@ fi
 # GEMM_RVV device (the issue's server aborted when the lm_head's share reached GEMM_RVV).
 if [ "$MIXED" = 1 ]; then
   port3=$((PORT + 2))
-  while listening "$port3"; do port3=$((port3 + 1)); done
+  while taken "$port3"; do port3=$((port3 + 1)); done
   start_server 2 "$port3" CPU,GEMM_RVV
   client "$LOG_DIR/mixed.log" --rpc "127.0.0.1:$port3" -ngl 99 -ts 1,1
   start=$SECONDS
