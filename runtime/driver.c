@@ -121,6 +121,14 @@ size_t gr_drive_rounds(struct gr_drive *d, size_t pieces)
     return d->col_block;
 }
 
+/* Whether the packed weights go on past the K block [k0, k0 + kc) of the strip at column col:
+ * all but the weight's last panel's last block (gr_tile_args.w_more). */
+static int drive_weights_go_on(const struct gr_drive *d, size_t col, size_t k0, size_t kc)
+{
+    const size_t pw = d->panel_width;
+    return d->packed && (k0 + kc < d->plan->k || col / pw + 1 < (d->plan->n + pw - 1) / pw);
+}
+
 /* The weights of the strip at column col for the K block at k0 (even): the packed weights in
  * place, or the plain rows packed into buf (stride elements from one layout row to the next). */
 static const void *drive_strip_weights(const struct gr_drive *d, size_t col, size_t k0, size_t kc,
@@ -243,17 +251,24 @@ static void drive_finish_rows(const struct gr_drive *d, const struct work *w, si
                               size_t r0, size_t r1, size_t from, size_t to, int with_tail)
 {
     const size_t kept = col0 - w->y.tail_from;
+    /* the sums of [from, to) in pieces that lie one after the other: a row a column block
+     * wide, or (by_strip) a strip's part of it, the next strip's bucket rows of sums on */
     const int by_strip = d->format->sums_by_strip;
+    const size_t piece = by_strip ? d->strip : to - from, first = by_strip ? d->strip - (from - col0) % d->strip : piece;
+    const size_t skip = by_strip ? (d->plan->bucket - 1) * d->strip : 0;
+    void *const y = d->y;
+    const size_t ldy = d->ldy;
+    const int y_bf16 = d->y_bf16;
+    const float *const bias = d->bias;
     for (size_t r = r0; r < r1; r++) {
         for (size_t j = w->y.tail_from; with_tail && j < col0; j++)
-            gr_store_output(d->y, r * d->ldy + j, d->y_bf16,
-                            w->tail[r * kept + (j - w->y.tail_from)], d->bias, j);
-        /* the sums of [from, to) in pieces that lie one after the other: a row a column
-         * block wide, or (by_strip) a strip's part of it */
-        for (size_t j = from, end; j < to; j = end) {
-            end = by_strip ? drive_step_end(j, d->strip - (j - col0) % d->strip, to) : to;
-            gr_store_outputs(d->y, r * d->ldy + j, d->y_bf16, drive_sum(d, w, col0, r, j),
-                             end - j, d->bias, j);
+            gr_store_output(y, r * ldy + j, y_bf16, w->tail[r * kept + (j - w->y.tail_from)],
+                            bias, j);
+        const float *sums = from < to ? drive_sum(d, w, col0, r, from) : NULL;
+        for (size_t j = from, end, step = first; j < to; j = end, step = piece, sums += skip) {
+            end = drive_step_end(j, step, to);
+            gr_store_outputs(y, r * ldy + j, y_bf16, sums, end - j, bias, j);
+            sums += end - j;
         }
     }
 }
@@ -363,6 +378,35 @@ drive_tile(const struct gr_drive *d, struct gr_tile_args *a, const struct work *
     d->tiles[rows - 1](a);
 }
 
+/* The row tiles of the strip at s (strips order), the rows' activations from x0 (x_row bytes a
+ * row; in_place: arranged with x_stride their rows, else quantised with scales from scale0).
+ * What they share is read from d once: after each tile's indirect call the compiler would
+ * read every field again. */
+static void drive_strip_rows(const struct gr_drive *d, struct gr_tile_args *a,
+                             const struct work *w, size_t s, size_t col0, const char *x0,
+                             size_t x_row, const float *scale0, int in_place)
+{
+    const size_t tile_rows = d->plan->tile_rows, least = d->plan->tile_rows_least;
+    const size_t rows = d->rows, scale_row = a->x_scale_stride;
+    const gr_tile_fn *const tiles = d->tiles;
+    float *const acc = d->format->sums_by_strip ? w->partials + (s - col0) * d->plan->bucket
+                                                : w->partials + (s - col0);
+    const size_t acc_row = d->format->sums_by_strip ? d->strip : d->col_block;
+    char *const y = drive_y_at(d, 0, s);
+    const size_t y_row = d->ldy * (d->y_bf16 ? sizeof(uint16_t) : sizeof(float));
+    for (size_t r = 0, r_end; r < rows; r = r_end) {
+        r_end = gr_row_step_end(r, tile_rows, least, rows);
+        a->x = x0 + r * x_row;
+        if (in_place)
+            a->x_stride = r_end - r;
+        else
+            a->x_scale = scale0 + r * scale_row;
+        a->acc = acc + r * acc_row;
+        a->y = y + r * y_row;
+        tiles[r_end - r - 1](a);
+    }
+}
+
 /* One K block of one column block, strips outside row tiles: the block's activations of all
  * rows are arranged once and read by every strip, each row tile's apart with x_stride its
  * rows (as drive_tiles_outer arranges them; gr_contract.h). */
@@ -392,18 +436,11 @@ static void drive_strips_outer(const struct gr_drive *d, struct gr_tile_args *a,
         a->vl = s_end - s;
         a->last = drive_tiles_write_y(w, s);
         a->w = drive_strip_weights(d, s, k0, a->kc, a->vl, w->words, d->strip, &a->w_stride);
+        a->w_more = drive_weights_go_on(d, s, k0, a->kc);
         if (d->format->strip_first)
             d->format->strip_first(d, a, w->strip);
         a->bias = d->bias ? d->bias + s : NULL;
-        for (size_t r = 0, r_end; r < d->rows; r = r_end) {
-            r_end = drive_row_tile_end(d, r);
-            a->x = x0 + r * x_row;
-            if (in_place)
-                a->x_stride = r_end - r;
-            else
-                a->x_scale = scale0 + r * a->x_scale_stride;
-            drive_tile(d, a, w, r, r_end - r, s, col0);
-        }
+        drive_strip_rows(d, a, w, s, col0, x0, x_row, scale0, in_place);
         drive_y_after_strip(d, w, col0, s_end);
     }
 }
@@ -437,6 +474,7 @@ static void drive_tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, 
             if (d->packed) {
                 /* a strip's scratch is not kept across row tiles: its tiles do their own */
                 a->w = drive_strip_weights(d, s, k0, a->kc, a->vl, NULL, 0, &a->w_stride);
+                a->w_more = drive_weights_go_on(d, s, k0, a->kc);
                 a->w_scale = NULL;
             } else {
                 a->w = w->words + (s - col0) * w_bytes;

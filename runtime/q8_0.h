@@ -9,6 +9,7 @@
 
 #include "fallback.h"
 #include "gemm_rvv.h"
+#include "gr_contract.h"
 #include "q8_0_scale.h"
 
 /* FP32 activations quantised per block of 32 k, the same for every row of X: row r's block b
@@ -18,10 +19,11 @@ struct gr_q8_x {
     int8_t *q;
 };
 
-/* Bytes of the quantised form of `rows` rows of k (the scales first, then the values). */
+/* Bytes of the quantised form of `rows` rows of k (the scales first, then the values, then
+ * room for the tiles' reads past the last row: gr_contract.h's GR_Q8_X_AHEAD). */
 static inline size_t gr_q8_x_bytes(size_t rows, size_t k)
 {
-    return rows * (k / GR_Q8_BLOCK * sizeof(float) + k);
+    return rows * (k / GR_Q8_BLOCK * sizeof(float) + k) + GR_Q8_X_AHEAD;
 }
 
 /* Lays the quantised form of `rows` rows out in mem (gr_q8_x_bytes() bytes). */

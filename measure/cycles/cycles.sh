@@ -27,6 +27,10 @@ objects=$(ls "$obj"/gen/bf16_tiles_*.o "$obj"/gen/q8_0_tiles.o 2>/dev/null || tr
 for o in $objects; do
   "$objdump" -d --no-show-raw-insn "$o" | awk -v dir="$out" -v vlen="$vlen" -f "$here/loops.awk" >> "$list"
 done
+# A Q8_0 tile has two copies of each path's loop, the same body (the weights going on past
+# the K block, or not and the last block peeled off): the first is measured.
+awk -v out="$out" '!seen[$2 " " $8]++ { print; next } { system("rm -f \"" out "/" $1 "\"") }' \
+  "$list" > "$list.first" && mv "$list.first" "$list"
 # Every tile function in the objects has its loop.
 tiles=$(for o in $objects; do
           "$objdump" -t "$o" | awk '$NF ~ /^gr_(bf16_tile_r[0-9]+_m[0-9]_|q8_0_tile_r[0-9]+$)/ { print $NF }'

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -719,6 +721,47 @@ static void test_special_on_plans(void **state)
     digest_print("q8_0 special values on plans", h);
 }
 
+/* The tiles load the next block's first weights during a block's scales, but not past the
+ * weight's last block (gr_tile_args.w_more): a weight whose copy ends where a page no one may
+ * read begins serves every call as one placed anywhere else (a read past it stops the
+ * program). */
+static void test_weight_end_at_page(void **state)
+{
+    (void)state;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t s = 0; s < 2; s++) {
+        const int64_t n = shapes[s][0], k = shapes[s][1];
+        size_t bytes;
+        assert_int_equal(gemm_rvv_weight_bytes_q8_0(n, k, &bytes), GEMM_RVV_OK);
+        const size_t span = (bytes + page - 1) / page * page + page;
+        unsigned char *region = aligned_alloc(page, span);
+        assert_non_null(region);
+        unsigned char *guard = region + span - page, *mem = guard - bytes;
+        assert_int_equal(mprotect(guard, page, PROT_NONE), 0);
+        unsigned char *blocks = random_blocks((size_t)(n * k / 32), 90 + s);
+        gemm_rvv_weight *whole, *obj;
+        assert_int_equal(gemm_rvv_weight_create_q8_0(blocks, n, k, &whole), GEMM_RVV_OK);
+        assert_int_equal(gemm_rvv_weight_create_in_q8_0(n, k, mem, bytes, &obj), GEMM_RVV_OK);
+        assert_int_equal(gemm_rvv_weight_write_q8_0(obj, blocks, 0, (size_t)(n * k / 32)),
+                         GEMM_RVV_OK);
+        static const size_t ms[] = {1, 5, 12};
+        for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+            float *x = strided_x(ms[i], (size_t)k, 95 + i);
+            float *got = call(obj, x, ms[i], (size_t)n, (size_t)k, NULL);
+            float *want = call(whole, x, ms[i], (size_t)n, (size_t)k, NULL);
+            assert_memory_equal(got, want, ms[i] * ((size_t)n + 3) * sizeof *got);
+            free(got);
+            free(want);
+            free(x);
+        }
+        gemm_rvv_weight_free(obj);
+        gemm_rvv_weight_free(whole);
+        free(blocks);
+        assert_int_equal(mprotect(guard, page, PROT_READ | PROT_WRITE), 0);
+        free(region);
+    }
+}
+
 /* Q8_0 calls are counted under their (N, K, M bucket), by whoever served them. */
 static void test_counters(void **state)
 {
@@ -759,6 +802,7 @@ int main(void)
         cmocka_unit_test(test_special_values),   cmocka_unit_test(test_ggml_rule),
         cmocka_unit_test(test_fp16_rounding),    cmocka_unit_test(test_special_on_plans),
         cmocka_unit_test(test_counters),         cmocka_unit_test(test_y_over_the_copy),
+        cmocka_unit_test(test_weight_end_at_page),
     };
     return cmocka_run_group_tests_name("q8_0", tests, NULL, NULL);
 }
