@@ -254,8 +254,9 @@ static void drive_finish_rows(const struct gr_drive *d, const struct work *w, si
     /* the sums of [from, to) in pieces that lie one after the other: a row a column block
      * wide, or (by_strip) a strip's part of it, the next strip's bucket rows of sums on */
     const int by_strip = d->format->sums_by_strip;
-    const size_t piece = by_strip ? d->strip : to - from, first = by_strip ? d->strip - (from - col0) % d->strip : piece;
-    const size_t skip = by_strip ? (d->plan->bucket - 1) * d->strip : 0;
+    const size_t piece = by_strip ? d->strip : to - from;
+    const size_t first = by_strip ? d->strip - (from - col0) % d->strip : piece;
+    const size_t next = by_strip ? d->plan->bucket * d->strip : 0; /* a strip's sums to the next */
     void *const y = d->y;
     const size_t ldy = d->ldy;
     const int y_bf16 = d->y_bf16;
@@ -264,11 +265,14 @@ static void drive_finish_rows(const struct gr_drive *d, const struct work *w, si
         for (size_t j = w->y.tail_from; with_tail && j < col0; j++)
             gr_store_output(y, r * ldy + j, y_bf16, w->tail[r * kept + (j - w->y.tail_from)],
                             bias, j);
-        const float *sums = from < to ? drive_sum(d, w, col0, r, from) : NULL;
-        for (size_t j = from, end, step = first; j < to; j = end, step = piece, sums += skip) {
+        if (from >= to)
+            continue;
+        const float *const at = drive_sum(d, w, col0, r, from);
+        for (size_t j = from, end, step = first, n = 0; j < to; j = end, step = piece, n++) {
             end = drive_step_end(j, step, to);
+            /* piece n: the first from its column on, the others from their strip's first */
+            const float *sums = n == 0 ? at : at - (piece - first) + n * next;
             gr_store_outputs(y, r * ldy + j, y_bf16, sums, end - j, bias, j);
-            sums += end - j;
         }
     }
 }
