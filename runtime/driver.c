@@ -368,6 +368,19 @@ static size_t drive_row_tile_end(const struct gr_drive *d, size_t r)
     return gr_row_step_end(r, d->plan->tile_rows, d->plan->tile_rows_least, d->rows);
 }
 
+/* Row 0's partial sums of the strip at s (it starts a strip: drive_sum without its
+ * divisions); row r's are r * drive_sums_row(d) floats on. */
+static float *drive_strip_sums(const struct gr_drive *d, const struct work *w, size_t s,
+                               size_t col0)
+{
+    return w->partials + (s - col0) * (d->format->sums_by_strip ? d->plan->bucket : 1);
+}
+
+static size_t drive_sums_row(const struct gr_drive *d)
+{
+    return d->format->sums_by_strip ? d->strip : d->col_block;
+}
+
 /* One register tile: `rows` rows from r by the strip at s of the column block at col0, its
  * activations, weights, first, last and vl already in a. Inlined: it runs once per row tile,
  * strip and K block. */
@@ -375,9 +388,7 @@ static inline __attribute__((always_inline)) void
 drive_tile(const struct gr_drive *d, struct gr_tile_args *a, const struct work *w,
                        size_t r, size_t rows, size_t s, size_t col0)
 {
-    /* s starts a strip: drive_sum without its divisions */
-    a->acc = d->format->sums_by_strip ? w->partials + ((s - col0) * d->plan->bucket + r * d->strip)
-                                      : w->partials + r * d->col_block + (s - col0);
+    a->acc = drive_strip_sums(d, w, s, col0) + r * drive_sums_row(d);
     a->y = drive_y_at(d, r, s);
     d->tiles[rows - 1](a);
 }
@@ -393,9 +404,8 @@ static void drive_strip_rows(const struct gr_drive *d, struct gr_tile_args *a,
     const size_t tile_rows = d->plan->tile_rows, least = d->plan->tile_rows_least;
     const size_t rows = d->rows, scale_row = a->x_scale_stride;
     const gr_tile_fn *const tiles = d->tiles;
-    float *const acc = d->format->sums_by_strip ? w->partials + (s - col0) * d->plan->bucket
-                                                : w->partials + (s - col0);
-    const size_t acc_row = d->format->sums_by_strip ? d->strip : d->col_block;
+    float *const acc = drive_strip_sums(d, w, s, col0);
+    const size_t acc_row = drive_sums_row(d);
     char *const y = drive_y_at(d, 0, s);
     const size_t y_row = d->ldy * (d->y_bf16 ? sizeof(uint16_t) : sizeof(float));
     for (size_t r = 0, r_end; r < rows; r = r_end) {
