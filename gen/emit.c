@@ -130,7 +130,7 @@ static void variant_vars(struct template_vars *v, const struct variant *vs)
     tvars_number(v, "X_BF16", vs->x_bf16);
 }
 
-/* One variant's micro-kernels: for each LMUL some plan uses, tiles of 1 .. its most rows,
+/* One variant's micro-kernels: for each LMUL some call may run, its tiles of those rows,
  * with the starts and ends (shared, or the variant's own); then the variant's struct. */
 static int tiles_file(struct text *out, const struct variant_templates *vt, const struct plan *p,
                       const struct emit_options *o)
@@ -148,8 +148,8 @@ static int tiles_file(struct text *out, const struct variant_templates *vt, cons
     int any = 0;
     for (unsigned l = 1; l <= 8; l *= 2)
         if (p->tile_rows_by_lmul[l]) {
-            text_printf(out, "%s R = 1 .. %u at LMUL %u", any ? "," : "",
-                        p->tile_rows_by_lmul[l], l);
+            text_printf(out, "%s R = %u .. %u at LMUL %u", any ? "," : "",
+                        p->tile_rows_from_lmul[l], p->tile_rows_by_lmul[l], l);
             any = 1;
         }
     text_printf(out, "%s;\n * and the arranging and packing around them. */\n"
@@ -167,6 +167,7 @@ static int tiles_file(struct text *out, const struct variant_templates *vt, cons
         tvars_text(&v, "VM", lmul_suffix[l]);
         tvars_text(&v, "VH", half_suffix[l]);
         tvars_number(&v, "LMUL", l);
+        tvars_number(&v, "FROM", p->tile_rows_from_lmul[l]);
         tvars_number(&v, "ROWS", p->tile_rows_by_lmul[l]);
         if ((vt->ends && expand(out, vt->ends, vt->ends_path, &v) != 0) ||
             expand(out, vt->tiles, vt->tiles_path, &v) != 0)
@@ -261,6 +262,25 @@ static int attention_tiles_file(struct text *out, const struct templates *t,
     return expand(out, t->attention, t->attention_path, &v);
 }
 
+/* " *   a call of one row tile: 1 row at LMUL 8, 2 .. 5 rows at LMUL 4, ..." */
+static void one_tile_comment(struct text *out, const struct plan_row *r)
+{
+    text_printf(out, " *   a call of at most %u rows is one row tile, at the LMUL that serves "
+                     "its rows best:", r->tile.rows);
+    for (unsigned m = 1; m <= r->tile.rows;) {
+        unsigned e = m;
+        while (e < r->tile.rows && r->one_tile_lmul[e] == r->one_tile_lmul[m - 1])
+            e++;
+        if (e == m)
+            text_printf(out, "%s\n *     %u row%s at LMUL %u", m > 1 ? "," : "", m,
+                        m > 1 ? "s" : "", r->one_tile_lmul[m - 1]);
+        else
+            text_printf(out, "%s\n *     %u .. %u rows at LMUL %u", m > 1 ? "," : "", m, e,
+                        r->one_tile_lmul[m - 1]);
+        m = e + 1;
+    }
+    text_printf(out, ";\n");
+}
 /* ---- plans -------------------------------------------------------------------------------- */
 
 static const char *const order_names[2] = {"GR_ORDER_STRIPS", "GR_ORDER_TILES"};
@@ -374,6 +394,8 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                          "vector registers live;\n",
                     r->tile.rows, r->tile.lmul,
                     (unsigned long long)(t->vlen / 32 * r->tile.lmul), tile_vregs(r->tile));
+    if (r->format != FORMAT_q8_0)
+        one_tile_comment(out, r);
     blocking_comment(out, "alone", t->l2_kib, &r->blocking[SHARE_ALONE]);
     blocking_comment(out, "the cores of a cluster at once", t->l2_kib, &r->blocking[SHARE_CLUSTER]);
     if (!r->plain_weights) {
@@ -400,6 +422,12 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                 r->name, r->name, (unsigned long long)r->n, (unsigned long long)r->k,
                 r->bucket, weight_format_constants[r->format], r->tile.rows, r->tile.lmul,
                 tile_rows_least(r->tile));
+    if (r->one_tile_lmul[0]) {
+        text_printf(out, "    .one_tile_lmul = {");
+        for (unsigned m = 1; m <= r->tile.rows; m++)
+            text_printf(out, "%s%u", m > 1 ? ", " : "", r->one_tile_lmul[m - 1]);
+        text_printf(out, "},\n");
+    }
     blocking_field(out, "blocking", r->blocking);
     if (r->plain_weights)
         blocking_field(out, "plain", r->plain);

@@ -49,6 +49,8 @@ static void plan_row_fill(struct plan_row *r, const struct target *t)
         return;
     }
     r->tile = tile_choose(r->bucket);
+    for (unsigned m = 1; m <= r->tile.rows; m++)
+        r->one_tile_lmul[m - 1] = tile_one_lmul(m);
     r->plain_weights = 1;
     const uint64_t l2 = t->l2_kib * 1024;
     /* A core alone on its L2, and every core of a cluster on it (l2_cores participants). */
@@ -108,9 +110,8 @@ int plan_build(const struct shapes *s, const struct gate *g, const struct bucket
         p.format_rows[p.rows[i].format]++;
         if (p.rows[i].format != FORMAT_bf16)
             continue;
-        unsigned *most = &p.tile_rows_by_lmul[p.rows[i].tile.lmul];
-        if (p.rows[i].tile.rows > *most)
-            *most = p.rows[i].tile.rows;
+        tile_rows_run(p.rows[i].tile, p.rows[i].bucket, p.tile_rows_from_lmul,
+                      p.tile_rows_by_lmul);
     }
     if (attn_plan_build(s, &p.attn) != 0) {
         plan_free(&p);

@@ -24,6 +24,8 @@ struct plan_row {
     enum weight_format format;       /* the layers' `weights:` */
     unsigned bucket;                 /* 1: the GEMV; else the largest M of the block */
     struct tile tile;
+    unsigned one_tile_lmul[TILE_MAX_ROWS]; /* BF16: a call of m <= tile.rows rows runs at
+                                            * [m - 1] (tile_one_lmul); 0 elsewhere */
     struct blocking blocking[SHARES]; /* a core alone on the L2; its cluster's cores at once */
     struct blocking plain[SHARES];    /* the same, for plain [N, K] weights (zero: none) */
     int plain_weights;               /* the runtime may run it on plain weights: BF16 only */
@@ -45,8 +47,10 @@ struct plan {
     size_t row_count;
     size_t format_rows[WEIGHT_FORMAT_COUNT]; /* plans of each format */
     size_t fallback_count;
-    /* The BF16 micro-kernels to emit: for each LMUL (1, 2, 4, 8), the most rows a tile has
-     * (Q8_0 plans have tiles of their own, gr_q8_0_tiles). */
+    /* The BF16 micro-kernels to emit: for each LMUL (1, 2, 4, 8), tiles of rows
+     * tile_rows_from_lmul .. tile_rows_by_lmul, those a call may run (tile_rows_run; 0: none
+     * at that LMUL). Q8_0 plans have tiles of their own, gr_q8_0_tiles. */
+    unsigned tile_rows_from_lmul[9];
     unsigned tile_rows_by_lmul[9];
     struct target target;
     struct attn_plan attn;      /* the attention entries' plans (gen/attn_plan.h) */

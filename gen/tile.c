@@ -44,18 +44,18 @@ double tile_score(struct tile_cost c)
     return c.vwork_per_mac + 0.25 * c.insns_per_mac;
 }
 
-struct tile tile_choose(unsigned bucket)
+/* The cheapest tile of rows_lo .. rows_hi rows within the register budget for `bucket` rows;
+ * strictly better only: ties keep the smaller tile, found first. */
+static struct tile cheapest(unsigned bucket, unsigned rows_lo, unsigned rows_hi)
 {
-    struct tile best = {1, 1};
+    struct tile best = {rows_lo, 1};
     double best_score = 1e30;
-    unsigned max_rows = bucket < TILE_MAX_ROWS ? bucket : TILE_MAX_ROWS;
     for (unsigned lmul = 1; lmul <= 8; lmul *= 2) {
-        for (unsigned rows = 1; rows <= max_rows; rows++) {
+        for (unsigned rows = rows_lo; rows <= rows_hi; rows++) {
             struct tile t = {rows, lmul};
             if (!tile_fits(t))
                 continue;
             double score = tile_score(tile_cost(t, bucket));
-            /* strictly better only: ties keep the smaller tile, found first */
             if (score < best_score - 1e-12) {
                 best_score = score;
                 best = t;
@@ -63,4 +63,38 @@ struct tile tile_choose(unsigned bucket)
         }
     }
     return best;
+}
+
+struct tile tile_choose(unsigned bucket)
+{
+    return cheapest(bucket, 1, bucket < TILE_MAX_ROWS ? bucket : TILE_MAX_ROWS);
+}
+
+unsigned tile_one_lmul(unsigned rows) { return cheapest(rows, rows, rows).lmul; }
+
+static void rows_at(unsigned rows, unsigned lmul, unsigned from[9], unsigned most[9])
+{
+    if (!from[lmul] || rows < from[lmul])
+        from[lmul] = rows;
+    if (rows > most[lmul])
+        most[lmul] = rows;
+}
+
+void tile_rows_run(struct tile t, unsigned bucket, unsigned from[9], unsigned most[9])
+{
+    const unsigned least = tile_rows_least(t);
+    /* the row blocks of a call of more than t.rows rows (runtime/driver.c cuts them so; past
+     * 2 buckets and `least` rows a call's blocks repeat those of fewer), their row tiles at
+     * t's LMUL */
+    for (uint64_t m = t.rows + 1; m <= 2 * (uint64_t)bucket + least; m++) {
+        for (uint64_t row = 0, block_end; row < m; row = block_end) {
+            block_end = gr_row_step_end(row, bucket, least, m);
+            for (uint64_t r = row, end; r < block_end; r = end) {
+                end = row + gr_row_step_end(r - row, t.rows, least, block_end - row);
+                rows_at((unsigned)(end - r), t.lmul, from, most);
+            }
+        }
+    }
+    for (unsigned m = 1; m <= t.rows && m <= bucket; m++)
+        rows_at(m, tile_one_lmul(m), from, most);
 }

@@ -49,4 +49,14 @@ double tile_score(struct tile_cost c);
 /* The tile for a bucket (1 = the GEMV kernel): the cheapest within the register budget. */
 struct tile tile_choose(unsigned bucket);
 
+/* The LMUL of the cheapest tile of exactly `rows` rows within the register budget: a call of
+ * at most a plan's tile rows is one row tile, and runs at it (gr_plan.one_tile_lmul). A tile
+ * of few rows at the plan's LMUL waits on its chains of FMAs; a wider one has fewer. */
+unsigned tile_one_lmul(unsigned rows);
+
+/* Every row tile a call may run on a plan of tile t for `bucket` rows, by LMUL: rows
+ * from[l] .. most[l] at LMUL l cover them (lowered and raised, not set: the build's tiles are
+ * those of all its plans). Row tiles of t over any row block, and one_tile_lmul's tiles. */
+void tile_rows_run(struct tile t, unsigned bucket, unsigned from[9], unsigned most[9]);
+
 #endif

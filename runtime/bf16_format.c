@@ -3,9 +3,9 @@
  * k-pairs, 4 bytes a column in either layout. */
 #include "format.h"
 
-static const gr_tile_fn *bf16_tiles(const struct gr_plan *p, const struct gr_variant *variant)
+static const gr_tile_fn *bf16_tiles(const struct gr_variant *variant, uint32_t lmul)
 {
-    return variant->tiles[__builtin_ctz(p->lmul)];
+    return variant->tiles[__builtin_ctz(lmul)];
 }
 
 const struct gr_format_desc gr_format_bf16 = {

@@ -20,9 +20,13 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
     d->plan = plan;
     d->format = gr_format_of(plan->format);
     d->variant = variant;
-    d->tiles = d->format->tiles(plan, variant);
+    /* a call of one row tile runs at the LMUL its rows want: wider strips, the same panels */
+    const uint32_t lmul = c->m >= 1 && c->m <= plan->tile_rows && plan->one_tile_lmul[c->m - 1]
+                              ? plan->one_tile_lmul[c->m - 1]
+                              : plan->lmul;
+    d->tiles = d->format->tiles(variant, lmul);
     d->blocking = packed ? plan->blocking[share] : plan->plain[share];
-    d->strip = variant->vlenb() / sizeof(float) * plan->lmul;
+    d->strip = variant->vlenb() / sizeof(float) * lmul;
     d->panel_width = panel_width;
     size_t nc = (d->blocking.col_block + panel_width - 1) / panel_width * panel_width;
     d->col_block = nc ? nc : panel_width;

@@ -19,9 +19,10 @@ struct gr_drive {
     const struct gr_plan *plan;
     const struct gr_format_desc *format; /* the plan's weights' */
     const struct gr_variant *variant; /* whose tiles run (BF16), on weights in its layout */
-    const gr_tile_fn *tiles;     /* the tiles of the plan's format, LMUL and variant */
+    const gr_tile_fn *tiles;     /* the tiles of the plan's format and variant at the call's
+                                    LMUL (the plan's, or one_tile_lmul's for one row tile) */
     struct gr_blocking blocking; /* the plan's, for the L2 share this call runs with */
-    size_t strip;                /* columns per strip: VLMAX(e32, plan->lmul) */
+    size_t strip;                /* columns per strip: VLMAX(e32, the call's LMUL) */
     size_t panel_width;          /* columns per panel of packed weights */
     size_t col_block, k_block;   /* rounded to whole panels; K for a single block */
     const void *x;               /* the block's first row of X as the caller gave it (the

@@ -36,8 +36,9 @@ struct gr_format_desc {
      * a column block wide. Q8_0's column blocks are wide where its K blocks are short, and
      * rows a power of two apart would crowd a few cache sets. */
     int sums_by_strip;
-    /* The tiles of plan p (rows r at [r - 1]) when `variant` serves the call. */
-    const gr_tile_fn *(*tiles)(const struct gr_plan *p, const struct gr_variant *variant);
+    /* The tiles (rows r at [r - 1]) when `variant` serves a call at LMUL lmul (the plan's,
+     * or its one_tile_lmul for a call of one row tile). */
+    const gr_tile_fn *(*tiles)(const struct gr_variant *variant, uint32_t lmul);
 };
 
 extern const struct gr_format_desc gr_format_bf16, gr_format_q8_0;

@@ -50,9 +50,9 @@ static void q8_strip_first(const struct gr_drive *d, struct gr_tile_args *a, voi
     }
 }
 
-static const gr_tile_fn *q8_tiles(const struct gr_plan *p, const struct gr_variant *variant)
+static const gr_tile_fn *q8_tiles(const struct gr_variant *variant, uint32_t lmul)
 {
-    (void)p, (void)variant; /* one set, for every core with V */
+    (void)variant, (void)lmul; /* one set, for every core with V, on panels of VLMAX(e8, m1) */
     return gr_q8_0_tiles;
 }
 

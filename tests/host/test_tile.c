@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include "../../runtime/row_steps.h"
 #include "tile.h"
 
 /* Every bucket's tile fits the 32 vector registers, never has more rows than the bucket, and
@@ -36,10 +37,63 @@ static void test_tiles_fit_and_are_cheapest(void **state)
     assert_true(tile_cost(g, 1).vwork_per_mac == 5.0 / 16.0);
 }
 
+/* A call of one row tile: the LMUL whose tile of exactly its rows fits and is cheapest; the
+ * widest that fits, as wider strips share each k's loads and steps among more columns. */
+static void test_one_tile_lmul(void **state)
+{
+    (void)state;
+    static const unsigned want[TILE_MAX_ROWS] = {8, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1};
+    for (unsigned rows = 1; rows <= TILE_MAX_ROWS; rows++) {
+        const unsigned lmul = tile_one_lmul(rows);
+        assert_int_equal(lmul, want[rows - 1]);
+        const struct tile t = {rows, lmul};
+        assert_true(tile_fits(t));
+        for (unsigned l = 1; l <= 8; l *= 2) {
+            const struct tile o = {rows, l};
+            if (tile_fits(o))
+                assert_true(tile_score(tile_cost(t, rows)) <=
+                            tile_score(tile_cost(o, rows)) + 1e-12);
+        }
+    }
+}
+
+/* Every row tile the driver runs for any call on a bucket's plan (runtime/driver.c: a call of
+ * at most the tile's rows is one tile at tile_one_lmul, else row blocks of the bucket cut into
+ * row tiles, runtime/row_steps.h) is among the tiles tile_rows_run says to emit; a tile the
+ * build lacks would be a NULL call. */
+static void test_rows_run_cover_the_driver(void **state)
+{
+    (void)state;
+    for (unsigned bucket = 1; bucket <= 128; bucket++) {
+        const struct tile t = tile_choose(bucket);
+        unsigned from[9] = {0}, most[9] = {0};
+        tile_rows_run(t, bucket, from, most);
+        const unsigned least = tile_rows_least(t);
+        for (uint64_t m = 1; m <= 3 * (uint64_t)bucket + 2; m++) {
+            if (m <= t.rows) {
+                const unsigned l = tile_one_lmul((unsigned)m);
+                assert_true(from[l] >= 1 && from[l] <= m && m <= most[l]);
+                continue;
+            }
+            for (uint64_t row = 0, block_end; row < m; row = block_end) {
+                block_end = gr_row_step_end(row, bucket, least, m);
+                const uint64_t rows = block_end - row;
+                for (uint64_t r = 0, end; r < rows; r = end) {
+                    end = gr_row_step_end(r, t.rows, least, rows);
+                    assert_true(from[t.lmul] >= 1 && from[t.lmul] <= end - r);
+                    assert_true(end - r <= most[t.lmul]);
+                }
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiles_fit_and_are_cheapest),
+        cmocka_unit_test(test_one_tile_lmul),
+        cmocka_unit_test(test_rows_run_cover_the_driver),
     };
     return cmocka_run_group_tests_name("tile", tests, NULL, NULL);
 }

@@ -334,6 +334,49 @@ static void test_random_inputs(void **state)
     print_message("%zu shape keys, %zu (shape key, M) cases\n", gr_registry_count, cases);
 }
 
+/* A call of at most a plan's tile rows is one row tile at its one_tile_lmul (wider strips over
+ * the same panels): the driver takes that LMUL's strips and tiles, and the outputs are the
+ * fallback's bits, on plans whose own tile is narrower (1 row at LMUL 8, 2 .. 5 at LMUL 4 on
+ * an 8x2 plan), tails included. Every plan below a big weight; the quick tier one plan in
+ * four, its calls of 1 and 2 rows where they run wider than the plan's tile. */
+static void test_one_tile_calls(void **state)
+{
+    (void)state;
+    size_t cases = 0, wider = 0, plans = 0;
+    for (size_t i = 0; i < gr_registry_count; i++) {
+        const struct gr_plan *e = gr_registry[i];
+        if (e->format != GR_FORMAT_BF16 || e->n * e->k > BIG_WEIGHT)
+            continue;
+        if (quick_tier() && plans++ % 4)
+            continue;
+        for (size_t m = 1; m <= e->tile_rows; m++) {
+            const uint32_t lmul = e->one_tile_lmul[m - 1];
+            assert_true(lmul == 1 || lmul == 2 || lmul == 4 || lmul == 8);
+            struct rng r = {0xC2B2AE3D27D4EB4Full + i * 31 + m};
+            struct problem p = problem_make(e, m, &r, 0);
+            for (size_t iv = 0; iv < isa_variant_count; iv++) {
+                const struct gr_variant *isa = isa_variants[iv];
+                const struct gr_call c = call_of(&p, isa, 1, kinds[0], NULL);
+                struct gr_drive d;
+                gr_drive_init(&d, e, isa, GR_L2_ALONE, &c);
+                assert_int_equal(d.strip, isa->vlenb() / sizeof(float) * lmul);
+                assert_ptr_equal(d.tiles, isa->tiles[__builtin_ctz(lmul)]);
+                assert_non_null(d.tiles[m - 1]);
+            }
+            problem_free(&p);
+            if (quick_tier() && (m > 2 || lmul == e->lmul))
+                continue;
+            wider += lmul > e->lmul;
+            check_case(e, m, kinds[(cases + i) % 4], 0, 0xD1B54A32D192ED03ull + i * 131 + m);
+            cases++;
+        }
+    }
+    assert_true(cases > 0);
+    assert_true(wider > 0);
+    print_message("%zu (plan, M) cases of one row tile, %zu of them on wider strips\n", cases,
+                  wider);
+}
+
 /* Special values (the emulator's slow path for every FP operation on them) in every plan: the
  * full tier with each output kind, the quick tier with one, in turn over the plans. */
 static void test_special_values(void **state)
@@ -786,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_shared_x),
         cmocka_unit_test(test_misaligned_starts),
         cmocka_unit_test(test_random_inputs),
+        cmocka_unit_test(test_one_tile_calls),
     };
     /* A panel is VLMAX at e32, LMUL 8: 2 * vlenb columns, VLEN / 4. */
     isa_variant_count = runnable_variants(isa_variants);
