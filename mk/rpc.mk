@@ -33,12 +33,18 @@ RPC_CTX  ?= 32
 RPC_MIXED ?= 1
 
 # Attention, each -fa mode over RPC against a local run (case 4b): the full tier's, at 256 (85 s
-# a client under QEMU here); the quick tier checks only the default client's -fa auto (flash
-# attention on, the servers' FLASH_ATTN_EXT), a client with -fa off at 64 cost 6 s of CPU.
+# a client under QEMU here with flash attention, 300 s with -fa off); the quick tier checks
+# only the default client's -fa auto (flash attention on, the servers' FLASH_ATTN_EXT), a
+# client with -fa off at 64 cost 6 s of CPU.
 test-rpc: RPC_FA_MODES ?=
 test-rpc: RPC_FA_CTX ?= 64
 test-rpc-full: RPC_FA_MODES ?= auto on off
 test-rpc-full: RPC_FA_CTX ?= 256
+# Seconds one client may run: a client with -fa off at 256 over RPC (the unfused chain on the
+# servers) takes 300 s alone and went past 600 when make test-full ran test-ggml-full beside
+# it on two cores.
+test-rpc: RPC_RUN_TIMEOUT ?= 600
+test-rpc-full: RPC_RUN_TIMEOUT ?= 1800
 
 # make test-rpc-full also runs a second full client on the same servers (the same bits as the
 # first's); the quick tier leaves it out.
@@ -47,7 +53,7 @@ test-rpc-full: RPC_SECOND ?= 1
 test-rpc test-rpc-full: $(LLAMA_MODELS)/.made $(LLAMA_TEST)/gen/manifest.json $(LLAMA_PLUGIN_DEP) \
                         $(DIE_SHIM) | sid-qemu ggml-deps
 	@QEMU=$(SID_QEMU) QEMU_CPU=$(LLAMA_QEMU_CPU) GGML_ROOT=$(GGML_ROOT) PLUGIN='$(LLAMA_PLUGIN)' \
-	  DIE_SHIM=$(DIE_SHIM) FA_MODES='$(RPC_FA_MODES)' FA_CTX=$(RPC_FA_CTX) \
+	  DIE_SHIM=$(DIE_SHIM) FA_MODES='$(RPC_FA_MODES)' FA_CTX=$(RPC_FA_CTX) RUN_TIMEOUT=$(RPC_RUN_TIMEOUT) \
 	  LIB_MANIFEST=$(LLAMA_MANIFEST) CTX=$(RPC_CTX) MIXED=$(RPC_MIXED) SECOND=$(RPC_SECOND) KILL_CASE=$(RPC_KILL_CASE) \
 	  GGUF_SHAPES="env PYTHONPATH=$(GGUF_PYTHONPATH) $(GGUF_PYTHON) tools/gguf-shapes" \
 	  LOG_DIR=$(LLAMA_TEST)/logs-rpc tests/llama/check-rpc.sh $(LLAMA_MODELS) $(RPC_CASE)
