@@ -262,7 +262,10 @@ static int attention_tiles_file(struct text *out, const struct templates *t,
     return expand(out, t->attention, t->attention_path, &v);
 }
 
-/* " *   a call of one row tile: 1 row at LMUL 8, 2 .. 5 rows at LMUL 4, ..." */
+/* ---- plans -------------------------------------------------------------------------------- */
+
+/* The plan comment's line on calls of one row tile: the LMUL of each count of rows, runs of
+ * equal LMUL as one range ("1 row at LMUL 8, 2 .. 5 rows at LMUL 4"). */
 static void one_tile_comment(struct text *out, const struct plan_row *r)
 {
     text_printf(out, " *   a call of at most %u rows is one row tile, at the LMUL that serves "
@@ -281,7 +284,6 @@ static void one_tile_comment(struct text *out, const struct plan_row *r)
     }
     text_printf(out, ";\n");
 }
-/* ---- plans -------------------------------------------------------------------------------- */
 
 static const char *const order_names[2] = {"GR_ORDER_STRIPS", "GR_ORDER_TILES"};
 static const char *const order_words[2] = {"column blocks > K blocks > strips > row tiles",
