@@ -264,22 +264,24 @@ static int attention_tiles_file(struct text *out, const struct templates *t,
 
 /* ---- plans -------------------------------------------------------------------------------- */
 
-/* The plan comment's line on calls of one row tile: the LMUL of each count of rows, runs of
- * equal LMUL as one range ("1 row at LMUL 8, 2 .. 5 rows at LMUL 4"). */
-static void one_tile_comment(struct text *out, const struct plan_row *r)
+/* The plan comment's line on row tiles of fewer rows than the plan's: the LMUL of each count
+ * of rows, runs of equal LMUL as one range ("1 row at LMUL 8, 2 .. 5 rows at LMUL 4"). */
+static void row_tile_comment(struct text *out, const struct plan_row *r)
 {
-    text_printf(out, " *   a call of at most %u rows is one row tile, at the LMUL that serves "
-                     "its rows best:", r->tile.rows);
-    for (unsigned m = 1; m <= r->tile.rows;) {
+    if (r->tile.rows < 2)
+        return;
+    text_printf(out, " *   a row tile of fewer rows (a call's only one, or a row block's last) "
+                     "runs at the LMUL\n *   that serves its rows best:");
+    for (unsigned m = 1; m < r->tile.rows;) {
         unsigned e = m;
-        while (e < r->tile.rows && r->one_tile_lmul[e] == r->one_tile_lmul[m - 1])
+        while (e + 1 < r->tile.rows && r->row_tile_lmul[e] == r->row_tile_lmul[m - 1])
             e++;
         if (e == m)
             text_printf(out, "%s\n *     %u row%s at LMUL %u", m > 1 ? "," : "", m,
-                        m > 1 ? "s" : "", r->one_tile_lmul[m - 1]);
+                        m > 1 ? "s" : "", r->row_tile_lmul[m - 1]);
         else
             text_printf(out, "%s\n *     %u .. %u rows at LMUL %u", m > 1 ? "," : "", m, e,
-                        r->one_tile_lmul[m - 1]);
+                        r->row_tile_lmul[m - 1]);
         m = e + 1;
     }
     text_printf(out, ";\n");
@@ -397,7 +399,7 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                     r->tile.rows, r->tile.lmul,
                     (unsigned long long)(t->vlen / 32 * r->tile.lmul), tile_vregs(r->tile));
     if (r->format != FORMAT_q8_0)
-        one_tile_comment(out, r);
+        row_tile_comment(out, r);
     blocking_comment(out, "alone", t->l2_kib, &r->blocking[SHARE_ALONE]);
     blocking_comment(out, "the cores of a cluster at once", t->l2_kib, &r->blocking[SHARE_CLUSTER]);
     if (!r->plain_weights) {
@@ -424,10 +426,10 @@ static void plan_file(struct text *out, const struct plan_row *r, size_t index,
                 r->name, r->name, (unsigned long long)r->n, (unsigned long long)r->k,
                 r->bucket, weight_format_constants[r->format], r->tile.rows, r->tile.lmul,
                 tile_rows_least(r->tile));
-    if (r->one_tile_lmul[0]) {
-        text_printf(out, "    .one_tile_lmul = {");
+    if (r->row_tile_lmul[0]) {
+        text_printf(out, "    .row_tile_lmul = {");
         for (unsigned m = 1; m <= r->tile.rows; m++)
-            text_printf(out, "%s%u", m > 1 ? ", " : "", r->one_tile_lmul[m - 1]);
+            text_printf(out, "%s%u", m > 1 ? ", " : "", r->row_tile_lmul[m - 1]);
         text_printf(out, "},\n");
     }
     blocking_field(out, "blocking", r->blocking);

@@ -50,7 +50,7 @@ static void plan_row_fill(struct plan_row *r, const struct target *t)
     }
     r->tile = tile_choose(r->bucket);
     for (unsigned m = 1; m <= r->tile.rows; m++)
-        r->one_tile_lmul[m - 1] = tile_one_lmul(m);
+        r->row_tile_lmul[m - 1] = tile_row_lmul(r->tile, m);
     r->plain_weights = 1;
     const uint64_t l2 = t->l2_kib * 1024;
     /* A core alone on its L2, and every core of a cluster on it (l2_cores participants). */

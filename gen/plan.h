@@ -24,8 +24,8 @@ struct plan_row {
     enum weight_format format;       /* the layers' `weights:` */
     unsigned bucket;                 /* 1: the GEMV; else the largest M of the block */
     struct tile tile;
-    unsigned one_tile_lmul[TILE_MAX_ROWS]; /* BF16: a call of m <= tile.rows rows runs at
-                                            * [m - 1] (tile_one_lmul); 0 elsewhere */
+    unsigned row_tile_lmul[TILE_MAX_ROWS]; /* BF16: a row tile of r rows runs at [r - 1]
+                                            * (tile_row_lmul); 0 elsewhere */
     struct blocking blocking[SHARES]; /* a core alone on the L2; its cluster's cores at once */
     struct blocking plain[SHARES];    /* the same, for plain [N, K] weights (zero: none) */
     int plain_weights;               /* the runtime may run it on plain weights: BF16 only */

@@ -72,6 +72,11 @@ struct tile tile_choose(unsigned bucket)
 
 unsigned tile_one_lmul(unsigned rows) { return cheapest(rows, rows, rows).lmul; }
 
+unsigned tile_row_lmul(struct tile t, unsigned rows)
+{
+    return rows == t.rows ? t.lmul : tile_one_lmul(rows);
+}
+
 static void rows_at(unsigned rows, unsigned lmul, unsigned from[9], unsigned most[9])
 {
     if (!from[lmul] || rows < from[lmul])
@@ -83,18 +88,16 @@ static void rows_at(unsigned rows, unsigned lmul, unsigned from[9], unsigned mos
 void tile_rows_run(struct tile t, unsigned bucket, unsigned from[9], unsigned most[9])
 {
     const unsigned least = tile_rows_least(t);
-    /* the row blocks of a call of more than t.rows rows (runtime/driver.c cuts them so; past
-     * 2 buckets and `least` rows a call's blocks repeat those of fewer), their row tiles at
-     * t's LMUL */
-    for (uint64_t m = t.rows + 1; m <= 2 * (uint64_t)bucket + least; m++) {
+    /* the row blocks of every call (runtime/driver.c cuts them so; past 2 buckets and `least`
+     * rows a call's blocks repeat those of fewer), their row tiles */
+    for (uint64_t m = 1; m <= 2 * (uint64_t)bucket + least; m++) {
         for (uint64_t row = 0, block_end; row < m; row = block_end) {
             block_end = gr_row_step_end(row, bucket, least, m);
             for (uint64_t r = row, end; r < block_end; r = end) {
                 end = row + gr_row_step_end(r - row, t.rows, least, block_end - row);
-                rows_at((unsigned)(end - r), t.lmul, from, most);
+                const unsigned rows = (unsigned)(end - r);
+                rows_at(rows, tile_row_lmul(t, rows), from, most);
             }
         }
     }
-    for (unsigned m = 1; m <= t.rows && m <= bucket; m++)
-        rows_at(m, tile_one_lmul(m), from, most);
 }

@@ -49,14 +49,19 @@ double tile_score(struct tile_cost c);
 /* The tile for a bucket (1 = the GEMV kernel): the cheapest within the register budget. */
 struct tile tile_choose(unsigned bucket);
 
-/* The LMUL of the cheapest tile of exactly `rows` rows within the register budget: a call of
- * at most a plan's tile rows is one row tile, and runs at it (gr_plan.one_tile_lmul). A tile
- * of few rows at the plan's LMUL waits on its chains of FMAs; a wider one has fewer. */
+/* The LMUL of the cheapest tile of exactly `rows` rows within the register budget (the
+ * widest that fits). */
 unsigned tile_one_lmul(unsigned rows);
+
+/* The LMUL a row tile of `rows` rows runs at on a plan of tile t (gr_plan.row_tile_lmul):
+ * t's own for a full tile, tile_one_lmul for fewer rows (a call's only row tile, or the rows
+ * a row block leaves after its full ones). A tile of few rows at the plan's LMUL waits on its
+ * chains of FMAs; a wider one has fewer. */
+unsigned tile_row_lmul(struct tile t, unsigned rows);
 
 /* Every row tile a call may run on a plan of tile t for `bucket` rows, by LMUL: rows
  * from[l] .. most[l] at LMUL l cover them (lowered and raised, not set: the build's tiles are
- * those of all its plans). Row tiles of t over any row block, and one_tile_lmul's tiles. */
+ * those of all its plans). Row tiles of t over any row block, each at tile_row_lmul. */
 void tile_rows_run(struct tile t, unsigned bucket, unsigned from[9], unsigned most[9]);
 
 #endif

@@ -12,6 +12,24 @@
 
 static size_t drive_min_size(size_t a, size_t b) { return a < b ? a : b; }
 
+/* The columns of the widest strip among the row tiles of a call of m rows: its row blocks
+ * (gr_drive_row_block) cut into row tiles (drive_row_tile_end), as the loops cut them. */
+static size_t drive_widest_strip(const struct gr_drive *d, size_t m)
+{
+    const struct gr_plan *p = d->plan;
+    size_t widest = 0;
+    for (size_t row = 0, block_end; row < m; row = block_end) {
+        block_end = gr_row_step_end(row, p->bucket, p->tile_rows_least, m);
+        for (size_t r = row, end; r < block_end; r = end) {
+            const size_t least = p->tile_rows_least;
+            end = row + gr_row_step_end(r - row, p->tile_rows, least, block_end - row);
+            if (d->tile_cols[end - r - 1] > widest)
+                widest = d->tile_cols[end - r - 1];
+        }
+    }
+    return widest ? widest : d->tile_cols[p->tile_rows - 1];
+}
+
 void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
                    const struct gr_variant *variant, int share, const struct gr_call *c)
 {
@@ -20,13 +38,17 @@ void gr_drive_init(struct gr_drive *d, const struct gr_plan *plan,
     d->plan = plan;
     d->format = gr_format_of(plan->format);
     d->variant = variant;
-    /* a call of one row tile runs at the LMUL its rows want: wider strips, the same panels */
-    const uint32_t lmul = c->m >= 1 && c->m <= plan->tile_rows && plan->one_tile_lmul[c->m - 1]
-                              ? plan->one_tile_lmul[c->m - 1]
-                              : plan->lmul;
-    d->tiles = d->format->tiles(variant, lmul);
+    /* a row tile of fewer rows than the plan's runs at the LMUL its rows want: wider strips
+     * over the same panels */
+    const size_t m1_cols = variant->vlenb() / sizeof(float);
+    for (uint32_t r = 1; r <= plan->tile_rows; r++) {
+        const uint32_t lmul = plan->row_tile_lmul[r - 1] ? plan->row_tile_lmul[r - 1] : plan->lmul;
+        const gr_tile_fn *tiles = d->format->tiles(variant, lmul);
+        d->tile[r - 1] = tiles ? tiles[r - 1] : NULL;
+        d->tile_cols[r - 1] = m1_cols * lmul;
+    }
     d->blocking = packed ? plan->blocking[share] : plan->plain[share];
-    d->strip = variant->vlenb() / sizeof(float) * lmul;
+    d->strip = drive_widest_strip(d, c->m);
     d->panel_width = panel_width;
     size_t nc = (d->blocking.col_block + panel_width - 1) / panel_width * panel_width;
     d->col_block = nc ? nc : panel_width;
@@ -394,24 +416,29 @@ drive_tile(const struct gr_drive *d, struct gr_tile_args *a, const struct work *
 {
     a->acc = drive_strip_sums(d, w, s, col0) + r * drive_sums_row(d);
     a->y = drive_y_at(d, r, s);
-    d->tiles[rows - 1](a);
+    d->tile[rows - 1](a);
 }
 
-/* The row tiles of the strip at s (strips order), the rows' activations from x0 (x_row bytes a
- * row; in_place: arranged with x_stride their rows, else quantised with scales from scale0).
- * What they share is read from d once: after each tile's indirect call the compiler would
- * read every field again. */
+/* The row tiles of the strip [s, s_end) (strips order; its weights, vl and bias in a), the
+ * rows' activations from x0 (x_row bytes a row; in_place: arranged with x_stride their rows,
+ * else quantised with scales from scale0). A tile of narrower strips than the loops' walks
+ * the strip in its own (BF16 only: Q8_0's tiles all take whole panels). What they share is
+ * read from d once: after each tile's indirect call the compiler would read every field
+ * again. */
 static void drive_strip_rows(const struct gr_drive *d, struct gr_tile_args *a,
-                             const struct work *w, size_t s, size_t col0, const char *x0,
-                             size_t x_row, const float *scale0, int in_place)
+                             const struct work *w, size_t s, size_t s_end, size_t col0,
+                             const char *x0, size_t x_row, const float *scale0, int in_place)
 {
     const size_t tile_rows = d->plan->tile_rows, least = d->plan->tile_rows_least;
     const size_t rows = d->rows, scale_row = a->x_scale_stride;
-    const gr_tile_fn *const tiles = d->tiles;
     float *const acc = drive_strip_sums(d, w, s, col0);
     const size_t acc_row = drive_sums_row(d);
+    const size_t y_bytes = d->y_bf16 ? sizeof(uint16_t) : sizeof(float);
     char *const y = drive_y_at(d, 0, s);
-    const size_t y_row = d->ldy * (d->y_bf16 ? sizeof(uint16_t) : sizeof(float));
+    const size_t y_row = d->ldy * y_bytes;
+    const char *const w0 = a->w;
+    const size_t w_bytes = gr_layout_bytes(d->variant->layout);
+    const float *const bias = a->bias;
     for (size_t r = 0, r_end; r < rows; r = r_end) {
         r_end = gr_row_step_end(r, tile_rows, least, rows);
         a->x = x0 + r * x_row;
@@ -419,9 +446,17 @@ static void drive_strip_rows(const struct gr_drive *d, struct gr_tile_args *a,
             a->x_stride = r_end - r;
         else
             a->x_scale = scale0 + r * scale_row;
-        a->acc = acc + r * acc_row;
-        a->y = y + r * y_row;
-        tiles[r_end - r - 1](a);
+        const size_t cols = d->tile_cols[r_end - r - 1];
+        const gr_tile_fn tile = d->tile[r_end - r - 1];
+        for (size_t t = s, t_end; t < s_end; t = t_end) {
+            t_end = drive_step_end(t, cols, s_end);
+            a->vl = t_end - t;
+            a->w = w0 + (t - s) * w_bytes;
+            a->bias = bias ? bias + (t - s) : NULL;
+            a->acc = acc + r * acc_row + (t - s);
+            a->y = y + r * y_row + (t - s) * y_bytes;
+            tile(a);
+        }
     }
 }
 
@@ -458,7 +493,7 @@ static void drive_strips_outer(const struct gr_drive *d, struct gr_tile_args *a,
         if (d->format->strip_first)
             d->format->strip_first(d, a, w->strip);
         a->bias = d->bias ? d->bias + s : NULL;
-        drive_strip_rows(d, a, w, s, col0, x0, x_row, scale0, in_place);
+        drive_strip_rows(d, a, w, s, s_end, col0, x0, x_row, scale0, in_place);
         drive_y_after_strip(d, w, col0, s_end);
     }
 }
@@ -485,8 +520,9 @@ static void drive_tiles_outer(const struct gr_drive *d, struct gr_tile_args *a, 
             a->x_stride = r_end - r;
         }
         drive_y_before_row_tile(d, w, col0, r, r_end);
+        const size_t cols = d->tile_cols[r_end - r - 1]; /* the row tile's own strips */
         for (size_t s = col0, s_end; s < col_end; s = s_end) {
-            s_end = drive_step_end(s, d->strip, col_end);
+            s_end = drive_step_end(s, cols, col_end);
             a->vl = s_end - s;
             a->last = drive_tiles_write_y(w, s);
             if (d->packed) {

@@ -19,10 +19,13 @@ struct gr_drive {
     const struct gr_plan *plan;
     const struct gr_format_desc *format; /* the plan's weights' */
     const struct gr_variant *variant; /* whose tiles run (BF16), on weights in its layout */
-    const gr_tile_fn *tiles;     /* the tiles of the plan's format and variant at the call's
-                                    LMUL (the plan's, or one_tile_lmul's for one row tile) */
+    gr_tile_fn tile[GR_TILE_ROWS_MAX]; /* [r - 1]: the tile a row tile of r rows runs, of the
+                                          plan's format and variant at its row_tile_lmul */
+    size_t tile_cols[GR_TILE_ROWS_MAX]; /* [r - 1]: the columns of that tile's strips,
+                                           VLMAX(e32, its LMUL) */
     struct gr_blocking blocking; /* the plan's, for the L2 share this call runs with */
-    size_t strip;                /* columns per strip: VLMAX(e32, the call's LMUL) */
+    size_t strip;                /* columns per strip of the loops: the widest of the call's
+                                    row tiles' (narrower ones walk it in strips of their own) */
     size_t panel_width;          /* columns per panel of packed weights */
     size_t col_block, k_block;   /* rounded to whole panels; K for a single block */
     const void *x;               /* the block's first row of X as the caller gave it (the

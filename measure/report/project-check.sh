@@ -11,8 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd) work=$1
 fix=$here/fixture
 mkdir -p "$work"
 run() { # NAME DRAM_CSV|cycles.csv|count-attention.csv|dram-attention.csv... : the projection
-  # of the fixture with those CSVs (attention at depths 0 and 999, KV_CACHE as in the caller's
-  # environment, else f16)
+  # of the fixture with those CSVs (attention at depths 0 and 999, KV_CACHE and PROMPT as in
+  # the caller's environment, else f16 and 128)
   local name=$1 args=() f
   shift
   for f in "$@"; do
@@ -25,7 +25,7 @@ run() { # NAME DRAM_CSV|cycles.csv|count-attention.csv|dram-attention.csv... : t
       *) args+=(--dram "$fix/$f") ;;
     esac
   done
-  K1_GHZ=1 DRAM_GBPS=1 VLEN=256 DLEN=128 VEC_UNITS=2 PROMPT=128 THREADS="1 4 8" CORE_GBPS='' \
+  K1_GHZ=1 DRAM_GBPS=1 VLEN=256 DLEN=128 VEC_UNITS=2 PROMPT=${PROMPT:-128} THREADS="1 4 8" CORE_GBPS='' \
     DEPTHS="0 999" SCALAR_IPC=1 KV_CACHE=${KV_CACHE:-f16} \
     "$here/project.sh" --count "$fix/count.csv" "${args[@]}" --csv "$work/$name.csv" \
     "$fix/shapes.yaml:2" > "$work/$name.md"
@@ -104,6 +104,10 @@ expect cyc linear up 1 1 ms 1.1 bound memory
 expect cyc linear up 128 1 cycles_per_mac 0.125
 expect cyc linear up 128 1 ms 8 bound compute
 expect cyc linear down 128 1 ms 8 bound compute
+# A prompt of 16 rows on the plan of 13-row tiles: one of 13 and one of the 3 left, which the
+# driver runs at LMUL 4 (64 cycles a trip of 4 k x 32 columns): (26 / 16 + 16 / 32) / 16.
+PROMPT=16 run cyc16 dram.csv cycles.csv
+expect cyc16 linear up 16 1 cycles_per_mac 0.1328125
 expect cyc linear up 128 4 ms 3.5 bound memory
 # prefill on one thread: 2 blocks x (8 + 8) + lm_head at M = 1 (2.1, memory-bound)
 expect cyc model prefill 128 1 ms 34.1

@@ -149,17 +149,19 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     if (vshapes[m] == "") { vmark = "?"; return -1 }
     s = nearest(vshapes[m], n, k); vmark = "*"; return vw[m "," s] }
   # Modelled cycles per MAC of the k-loops an M-row call runs (the plan of the smallest bucket
-  # >= M, else the largest: M / R tiles of R rows and one of the rest, at LMUL L); -1 without.
-  function cycles_per_mac(m,   b, best, big, tl, r, l, c) {
+  # >= M, else the largest: M / R tiles of R rows at LMUL L and one of the rest at the widest
+  # LMUL the build has a tile of its rows at, as the driver runs it); -1 without.
+  function cycles_per_mac(m,   b, best, big, tl, r, l, c, rest, lr, w) {
     best = ""; big = ""
     for (b in tile_of) { if (b + 0 >= m && (best == "" || b + 0 < best + 0)) best = b
                          if (big == "" || b + 0 > big + 0) big = b }
     if (best == "") best = big
     if (best == "") return -1
-    split(tile_of[best], tl, " "); r = tl[1]; l = tl[2]
-    if (!((l, r) in cpk) || (m % r && !((l, m % r) in cpk))) return -1
-    c = int(m / r) * cpk[l, r] + (m % r ? cpk[l, m % r] : 0)
-    return c / (m * cols[l]) }
+    split(tile_of[best], tl, " "); r = tl[1]; l = tl[2]; rest = m % r; lr = 0
+    for (w = 1; w <= 8; w *= 2) if (rest && (w, rest) in cpk) lr = w
+    if (!((l, r) in cpk) || (rest && !lr)) return -1
+    c = int(m / r) * cpk[l, r] / cols[l] + (rest ? cpk[lr, rest] / cols[lr] : 0)
+    return c / m }
   function min_bytes(m, n, k) { return 2 * n * k + 2 * m * k + 4 * m * n }
   # Modelled cycles per live attention MAC: of the counted call of the nearest head dim, then
   # n_kv (in log), decoding or a prompt as asked: scalar instructions at SCALAR_IPC a cycle
@@ -319,9 +321,9 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     if (nbk) {
       printf "- **Compute from the X60 model instead** (`--cycles`, `make bench-cycles`): a call'\''s compute\n"
       printf "  is M x N x K x the modelled cycles per MAC of the k-loops its plan runs (the base tiles,\n"
-      printf "  M / R of R rows and one of the rest, under llvm-mca'\''s SpacemiT X60 model) at K1_GHZ; the\n"
-      printf "  vector work is shown, not used. Left out: what runs outside the k-loops (arranging the\n"
-      printf "  activations, partial sums between K blocks, the outputs).\n"
+      printf "  M / R of R rows and one of the rest at its LMUL, under llvm-mca'\''s SpacemiT X60 model) at\n"
+      printf "  K1_GHZ; the vector work is shown, not used. Left out: what runs outside the k-loops\n"
+      printf "  (arranging the activations, partial sums between K blocks, the outputs).\n"
     } else printf "- No `--cycles`: the compute is the vector work at the nominal rate above.\n"
     printf "- DRAM: the bytes of the whole call from the cache model (`make bench-dram`, packed weights,\n"
     printf "  64-byte aligned buffers, caches cold at the call, so every weight byte comes from DRAM) at\n"

@@ -48,19 +48,19 @@ static void test_rows(void **state)
     assert_string_equal(p.entries[9].decision.reason,
                         "N=896 < 1024, K=896 < 1024, M*N*K=802816 < 1000000");
     /* The micro-kernels to emit, those a call may run: at LMUL 8 the GEMV's and one row's
-     * call; at LMUL 4 the 4x4 plan's and the calls of 2 .. 5 rows (one row tile) on the
-     * 13x2 plan; at LMUL 2 its row tiles, none of fewer than 3 rows (tile_rows_least). */
+     * call; at LMUL 4 the 4x4 plan's and the 13x2 plan's row tiles of 2 .. 5 rows (a call's
+     * only one, or a row block's last); at LMUL 2 its row tiles of 6 .. 13 rows. */
     assert_int_equal(p.tile_rows_from_lmul[8], 1);
     assert_int_equal(p.tile_rows_by_lmul[8], 1);
     assert_int_equal(p.tile_rows_from_lmul[4], 2);
     assert_int_equal(p.tile_rows_by_lmul[4], 5);
-    assert_int_equal(p.tile_rows_from_lmul[2], 3);
+    assert_int_equal(p.tile_rows_from_lmul[2], 6);
     assert_int_equal(p.tile_rows_by_lmul[2], 13);
     assert_int_equal(p.tile_rows_by_lmul[1], 0);
-    /* the 13x2 plan's calls of one row tile */
-    static const uint8_t one_tile[13] = {8, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2};
+    /* the 13x2 plan's row tiles of each count of rows */
+    static const uint8_t row_tile[13] = {8, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2};
     for (unsigned m = 1; m <= 13; m++)
-        assert_int_equal(p.rows[5].one_tile_lmul[m - 1], one_tile[m - 1]);
+        assert_int_equal(p.rows[5].row_tile_lmul[m - 1], row_tile[m - 1]);
     plan_free(&p);
     shapes_free(&s);
 }

@@ -57,10 +57,26 @@ static void test_one_tile_lmul(void **state)
     }
 }
 
-/* Every row tile the driver runs for any call on a bucket's plan (runtime/driver.c: a call of
- * at most the tile's rows is one tile at tile_one_lmul, else row blocks of the bucket cut into
- * row tiles, runtime/row_steps.h) is among the tiles tile_rows_run says to emit; a tile the
- * build lacks would be a NULL call. */
+/* A row tile of the plan's rows runs at the plan's LMUL, one of fewer at tile_one_lmul; on
+ * the plans of 8x2 and 13x2 tiles, 3 .. 5 rows at LMUL 4. */
+static void test_row_tile_lmul(void **state)
+{
+    (void)state;
+    for (unsigned bucket = 1; bucket <= 128; bucket++) {
+        const struct tile t = tile_choose(bucket);
+        assert_int_equal(tile_row_lmul(t, t.rows), t.lmul);
+        for (unsigned rows = 1; rows < t.rows; rows++)
+            assert_int_equal(tile_row_lmul(t, rows), tile_one_lmul(rows));
+    }
+    const struct tile t8 = tile_choose(16), t13 = tile_choose(128);
+    assert_true(t8.rows == 8 && t8.lmul == 2 && t13.rows == 13 && t13.lmul == 2);
+    for (unsigned rows = 3; rows <= 5; rows++)
+        assert_true(tile_row_lmul(t8, rows) == 4 && tile_row_lmul(t13, rows) == 4);
+}
+
+/* Every row tile the driver runs for any call on a bucket's plan (runtime/driver.c: row
+ * blocks of the bucket cut into row tiles, runtime/row_steps.h, each at tile_row_lmul) is
+ * among the tiles tile_rows_run says to emit; a tile the build lacks would be a NULL call. */
 static void test_rows_run_cover_the_driver(void **state)
 {
     (void)state;
@@ -70,18 +86,13 @@ static void test_rows_run_cover_the_driver(void **state)
         tile_rows_run(t, bucket, from, most);
         const unsigned least = tile_rows_least(t);
         for (uint64_t m = 1; m <= 3 * (uint64_t)bucket + 2; m++) {
-            if (m <= t.rows) {
-                const unsigned l = tile_one_lmul((unsigned)m);
-                assert_true(from[l] >= 1 && from[l] <= m && m <= most[l]);
-                continue;
-            }
             for (uint64_t row = 0, block_end; row < m; row = block_end) {
                 block_end = gr_row_step_end(row, bucket, least, m);
                 const uint64_t rows = block_end - row;
                 for (uint64_t r = 0, end; r < rows; r = end) {
                     end = gr_row_step_end(r, t.rows, least, rows);
-                    assert_true(from[t.lmul] >= 1 && from[t.lmul] <= end - r);
-                    assert_true(end - r <= most[t.lmul]);
+                    const unsigned l = tile_row_lmul(t, (unsigned)(end - r));
+                    assert_true(from[l] >= 1 && from[l] <= end - r && end - r <= most[l]);
                 }
             }
         }
@@ -93,6 +104,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiles_fit_and_are_cheapest),
         cmocka_unit_test(test_one_tile_lmul),
+        cmocka_unit_test(test_row_tile_lmul),
         cmocka_unit_test(test_rows_run_cover_the_driver),
     };
     return cmocka_run_group_tests_name("tile", tests, NULL, NULL);

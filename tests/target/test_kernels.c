@@ -24,6 +24,7 @@
 #include "gr_contract.h"
 #include "lines.h"
 #include "pack.h"
+#include "row_steps.h"
 #include "testdata.h"
 
 /* The M values the test shapes list; each kernel is run at those its bucket serves. */
@@ -184,6 +185,19 @@ static int run_kernel(const struct problem *p, const struct gr_plan *plan,
     return drive_once(plan, isa, share, &c, col_begin, col_end);
 }
 
+/* The same over all columns, and over more rows than the plan's bucket in row blocks, as
+ * plan_call.c runs them (on one thread). */
+static void run_call(const struct problem *p, const struct gr_plan *plan,
+                     const struct gr_variant *isa, int packed, int share, struct output_kind v,
+                     void *y)
+{
+    const struct gr_call c = call_of(p, isa, packed, v, y);
+    if (p->m <= plan->bucket)
+        drive_once(plan, isa, share, &c, 0, p->n);
+    else
+        drive_pieces(plan, isa, share, &c, 1);
+}
+
 static void run_fallback(const struct problem *p, struct output_kind v, void *y)
 {
     struct gr_weight_view view = {.plain = p->w, .ldw = p->ldw, .n = p->n, .k = p->k};
@@ -257,7 +271,7 @@ static void check_case(const struct gr_plan *e, size_t m, struct output_kind v,
             int packed = runs[i][0], share = runs[i][1] >= 0 ? runs[i][1] : (int)(seed & 1);
             free(got);
             got = y_alloc(&p, v.y_bf16);
-            run_kernel(&p, e, isa_variants[iv], packed, share, v, got, 0, p.n);
+            run_call(&p, e, isa_variants[iv], packed, share, v, got);
             expect_same(what[packed][share], e, isa_variants[iv], &p, v, got, expected);
         }
     }
@@ -334,13 +348,31 @@ static void test_random_inputs(void **state)
     print_message("%zu shape keys, %zu (shape key, M) cases\n", gr_registry_count, cases);
 }
 
-/* A call of at most a plan's tile rows is one row tile at its one_tile_lmul (wider strips over
- * the same panels): the driver takes that LMUL's strips and tiles, and the outputs are the
- * fallback's bits, on plans whose own tile is narrower (1 row at LMUL 8, 2 .. 5 at LMUL 4 on
- * an 8x2 plan), tails included. The strips and tiles of every plan below a big weight, the
- * bits where a call runs wider than the plan's tile; the quick tier one plan in four, its
- * calls of 1 and 2 rows. */
-static void test_one_tile_calls(void **state)
+/* The row tiles a call of m rows runs on plan e, cut as the driver cuts them (row_steps.h):
+ * bit r - 1 for a tile of r rows. */
+static uint32_t row_tiles_of(const struct gr_plan *e, size_t m)
+{
+    uint32_t set = 0;
+    const size_t least = e->tile_rows_least;
+    for (size_t row = 0, block_end; row < m; row = block_end) {
+        block_end = gr_row_step_end(row, e->bucket, least, m);
+        for (size_t r = row, end; r < block_end; r = end) {
+            end = row + gr_row_step_end(r - row, e->tile_rows, least, block_end - row);
+            set |= 1u << (end - r - 1);
+        }
+    }
+    return set;
+}
+
+/* A row tile of fewer rows than the plan's (a call's only one, or a row block's last) runs at
+ * its row_tile_lmul, on wider strips over the same panels: for calls of 1 .. 2 tiles' rows
+ * the driver takes each row tile's tile and strips of that LMUL and loops over strips of the
+ * widest, and the outputs are the fallback's bits (tails included) where a call runs a tile
+ * wider than the plan's (1 row at LMUL 8, 2 .. 5 at LMUL 4 on an 8x2 plan; 8 + 3 = 11 rows
+ * is an 8x2 and a 3x4 tile). Every plan below a big weight, the bits of each call that runs a
+ * wider tile of rows not yet checked alone (one row tile) or beside others (several); the
+ * quick tier one plan in four, its calls of 1 and 2 rows and its first of several tiles. */
+static void test_row_tile_calls(void **state)
 {
     (void)state;
     size_t cases = 0, plans = 0;
@@ -350,9 +382,12 @@ static void test_one_tile_calls(void **state)
             continue;
         if (quick_tier() && plans++ % 4)
             continue;
-        for (size_t m = 1; m <= e->tile_rows; m++) {
-            const uint32_t lmul = e->one_tile_lmul[m - 1];
-            assert_true(lmul == 1 || lmul == 2 || lmul == 4 || lmul == 8);
+        /* the row counts whose wider tiles matched the fallback: alone, beside others */
+        uint32_t checked[2] = {0, 0};
+        int two_tiles = 0;
+        for (size_t m = 1; m <= 2 * (size_t)e->tile_rows; m++) {
+            const uint32_t tiles = row_tiles_of(e, m);
+            uint32_t wider = 0;
             struct rng r = {0xC2B2AE3D27D4EB4Full + i * 31 + m};
             struct problem p = problem_make(e, m, &r, 0);
             for (size_t iv = 0; iv < isa_variant_count; iv++) {
@@ -360,19 +395,37 @@ static void test_one_tile_calls(void **state)
                 const struct gr_call c = call_of(&p, isa, 1, kinds[0], NULL);
                 struct gr_drive d;
                 gr_drive_init(&d, e, isa, GR_L2_ALONE, &c);
-                assert_int_equal(d.strip, isa->vlenb() / sizeof(float) * lmul);
-                assert_ptr_equal(d.tiles, isa->tiles[__builtin_ctz(lmul)]);
-                assert_non_null(d.tiles[m - 1]);
+                size_t widest = 0;
+                for (uint32_t rows = 1; rows <= e->tile_rows; rows++) {
+                    if (!(tiles >> (rows - 1) & 1))
+                        continue;
+                    const uint32_t lmul = e->row_tile_lmul[rows - 1];
+                    assert_true(lmul == 1 || lmul == 2 || lmul == 4 || lmul == 8);
+                    if (rows == e->tile_rows)
+                        assert_int_equal(lmul, e->lmul);
+                    assert_non_null(isa->tiles[__builtin_ctz(lmul)]);
+                    assert_ptr_equal(d.tile[rows - 1], isa->tiles[__builtin_ctz(lmul)][rows - 1]);
+                    assert_non_null(d.tile[rows - 1]);
+                    const size_t cols = isa->vlenb() / sizeof(float) * lmul;
+                    assert_int_equal(d.tile_cols[rows - 1], cols);
+                    widest = cols > widest ? cols : widest;
+                    if (lmul > e->lmul)
+                        wider |= 1u << (rows - 1);
+                }
+                assert_int_equal(d.strip, widest);
             }
             problem_free(&p);
-            if (lmul == e->lmul || (quick_tier() && m > 2))
-                continue; /* at the plan's LMUL: test_random_inputs' runs */
+            const int several = m > e->tile_rows;
+            if (!(wider & ~checked[several]) ||
+                (quick_tier() && (several ? two_tiles++ : m > 2)))
+                continue; /* none wider, or checked: test_random_inputs' runs */
             check_case(e, m, kinds[(cases + i) % 4], 0, 0xD1B54A32D192ED03ull + i * 131 + m);
+            checked[several] |= wider;
             cases++;
         }
     }
     assert_true(cases > 0);
-    print_message("%zu (plan, M) cases of one row tile on wider strips\n", cases);
+    print_message("%zu (plan, M) cases of row tiles on wider strips\n", cases);
 }
 
 /* Special values (the emulator's slow path for every FP operation on them) in every plan: the
@@ -827,7 +880,7 @@ int main(void)
         cmocka_unit_test(test_shared_x),
         cmocka_unit_test(test_misaligned_starts),
         cmocka_unit_test(test_random_inputs),
-        cmocka_unit_test(test_one_tile_calls),
+        cmocka_unit_test(test_row_tile_calls),
     };
     /* A panel is VLMAX at e32, LMUL 8: 2 * vlenb columns, VLEN / 4. */
     isa_variant_count = runnable_variants(isa_variants);
