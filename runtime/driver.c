@@ -17,11 +17,11 @@ static size_t drive_min_size(size_t a, size_t b) { return a < b ? a : b; }
 static size_t drive_widest_strip(const struct gr_drive *d, size_t m)
 {
     const struct gr_plan *p = d->plan;
+    const size_t least = p->tile_rows_least;
     size_t widest = 0;
     for (size_t row = 0, block_end; row < m; row = block_end) {
-        block_end = gr_row_step_end(row, p->bucket, p->tile_rows_least, m);
+        block_end = gr_row_step_end(row, p->bucket, least, m);
         for (size_t r = row, end; r < block_end; r = end) {
-            const size_t least = p->tile_rows_least;
             end = row + gr_row_step_end(r - row, p->tile_rows, least, block_end - row);
             if (d->tile_cols[end - r - 1] > widest)
                 widest = d->tile_cols[end - r - 1];

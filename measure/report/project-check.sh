@@ -25,8 +25,8 @@ run() { # NAME DRAM_CSV|cycles.csv|count-attention.csv|dram-attention.csv... : t
       *) args+=(--dram "$fix/$f") ;;
     esac
   done
-  K1_GHZ=1 DRAM_GBPS=1 VLEN=256 DLEN=128 VEC_UNITS=2 PROMPT=${PROMPT:-128} THREADS="1 4 8" CORE_GBPS='' \
-    DEPTHS="0 999" SCALAR_IPC=1 KV_CACHE=${KV_CACHE:-f16} \
+  K1_GHZ=1 DRAM_GBPS=1 VLEN=256 DLEN=128 VEC_UNITS=2 PROMPT=${PROMPT:-128} THREADS="1 4 8" \
+    CORE_GBPS='' DEPTHS="0 999" SCALAR_IPC=1 KV_CACHE=${KV_CACHE:-f16} \
     "$here/project.sh" --count "$fix/count.csv" "${args[@]}" --csv "$work/$name.csv" \
     "$fix/shapes.yaml:2" > "$work/$name.md"
 }

@@ -321,9 +321,9 @@ awk -F, -v kinds="$kinds" -v layers="$layers" -v csv_out="$csv_out" \
     if (nbk) {
       printf "- **Compute from the X60 model instead** (`--cycles`, `make bench-cycles`): a call'\''s compute\n"
       printf "  is M x N x K x the modelled cycles per MAC of the k-loops its plan runs (the base tiles,\n"
-      printf "  M / R of R rows and one of the rest at its LMUL, under llvm-mca'\''s SpacemiT X60 model) at\n"
-      printf "  K1_GHZ; the vector work is shown, not used. Left out: what runs outside the k-loops\n"
-      printf "  (arranging the activations, partial sums between K blocks, the outputs).\n"
+      printf "  M / R of R rows and one of the rest at its LMUL, under llvm-mca'\''s SpacemiT X60\n"
+      printf "  model) at K1_GHZ; the vector work is shown, not used. Left out: what runs outside the\n"
+      printf "  k-loops (arranging the activations, partial sums between K blocks, the outputs).\n"
     } else printf "- No `--cycles`: the compute is the vector work at the nominal rate above.\n"
     printf "- DRAM: the bytes of the whole call from the cache model (`make bench-dram`, packed weights,\n"
     printf "  64-byte aligned buffers, caches cold at the call, so every weight byte comes from DRAM) at\n"
