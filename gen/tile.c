@@ -91,13 +91,9 @@ void tile_rows_run(struct tile t, unsigned bucket, unsigned from[9], unsigned mo
     /* the row blocks of every call (runtime/driver.c cuts them so; past 2 buckets and `least`
      * rows a call's blocks repeat those of fewer), their row tiles */
     for (uint64_t m = 1; m <= 2 * (uint64_t)bucket + least; m++) {
-        for (uint64_t row = 0, block_end; row < m; row = block_end) {
-            block_end = gr_row_step_end(row, bucket, least, m);
-            for (uint64_t r = row, end; r < block_end; r = end) {
-                end = row + gr_row_step_end(r - row, t.rows, least, block_end - row);
-                const unsigned rows = (unsigned)(end - r);
+        const uint32_t tiles = gr_row_tiles(m, bucket, t.rows, least);
+        for (unsigned rows = 1; rows <= t.rows; rows++)
+            if (tiles >> (rows - 1) & 1)
                 rows_at(rows, tile_row_lmul(t, rows), from, most);
-            }
-        }
     }
 }

@@ -12,21 +12,16 @@
 
 static size_t drive_min_size(size_t a, size_t b) { return a < b ? a : b; }
 
-/* The columns of the widest strip among the row tiles of a call of m rows: its row blocks
- * (gr_drive_row_block) cut into row tiles (drive_row_tile_end), as the loops cut them. */
+/* The columns of the widest strip among the row tiles of a call of m rows (cut as the loops
+ * cut them: row_steps.h). */
 static size_t drive_widest_strip(const struct gr_drive *d, size_t m)
 {
     const struct gr_plan *p = d->plan;
-    const size_t least = p->tile_rows_least;
+    const uint32_t tiles = gr_row_tiles(m, p->bucket, p->tile_rows, p->tile_rows_least);
     size_t widest = 0;
-    for (size_t row = 0, block_end; row < m; row = block_end) {
-        block_end = gr_row_step_end(row, p->bucket, least, m);
-        for (size_t r = row, end; r < block_end; r = end) {
-            end = row + gr_row_step_end(r - row, p->tile_rows, least, block_end - row);
-            if (d->tile_cols[end - r - 1] > widest)
-                widest = d->tile_cols[end - r - 1];
-        }
-    }
+    for (uint32_t r = 1; r <= p->tile_rows; r++)
+        if (tiles >> (r - 1) & 1 && d->tile_cols[r - 1] > widest)
+            widest = d->tile_cols[r - 1];
     return widest ? widest : d->tile_cols[p->tile_rows - 1];
 }
 

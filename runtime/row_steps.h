@@ -21,4 +21,19 @@ static inline uint64_t gr_row_step_end(uint64_t at, uint64_t step, uint64_t leas
     return at + (left + 1) / 2;
 }
 
+/* The row tiles a call of m rows runs, as a set: bit r - 1 for a tile of r rows (step <= 32).
+ * Its row blocks of `block` rows, each cut into row tiles of `step`, by the rule above. */
+static inline uint32_t gr_row_tiles(uint64_t m, uint64_t block, uint64_t step, uint64_t least)
+{
+    uint32_t set = 0;
+    for (uint64_t row = 0, block_end; row < m; row = block_end) {
+        block_end = gr_row_step_end(row, block, least, m);
+        for (uint64_t r = row, end; r < block_end; r = end) {
+            end = row + gr_row_step_end(r - row, step, least, block_end - row);
+            set |= UINT32_C(1) << (end - r - 1);
+        }
+    }
+    return set;
+}
+
 #endif

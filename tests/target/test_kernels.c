@@ -348,22 +348,6 @@ static void test_random_inputs(void **state)
     print_message("%zu shape keys, %zu (shape key, M) cases\n", gr_registry_count, cases);
 }
 
-/* The row tiles a call of m rows runs on plan e, cut as the driver cuts them (row_steps.h):
- * bit r - 1 for a tile of r rows. */
-static uint32_t row_tiles_of(const struct gr_plan *e, size_t m)
-{
-    uint32_t set = 0;
-    const size_t least = e->tile_rows_least;
-    for (size_t row = 0, block_end; row < m; row = block_end) {
-        block_end = gr_row_step_end(row, e->bucket, least, m);
-        for (size_t r = row, end; r < block_end; r = end) {
-            end = row + gr_row_step_end(r - row, e->tile_rows, least, block_end - row);
-            set |= 1u << (end - r - 1);
-        }
-    }
-    return set;
-}
-
 /* A row tile of fewer rows than the plan's (a call's only one, or a row block's last) runs at
  * its row_tile_lmul, on wider strips over the same panels: for calls of 1 .. 2 tiles' rows
  * the driver takes each row tile's tile and strips of that LMUL and loops over strips of the
@@ -386,7 +370,7 @@ static void test_row_tile_calls(void **state)
         uint32_t checked[2] = {0, 0};
         int two_tiles = 0;
         for (size_t m = 1; m <= 2 * (size_t)e->tile_rows; m++) {
-            const uint32_t tiles = row_tiles_of(e, m);
+            const uint32_t tiles = gr_row_tiles(m, e->bucket, e->tile_rows, e->tile_rows_least);
             uint32_t wider = 0;
             struct rng r = {0xC2B2AE3D27D4EB4Full + i * 31 + m};
             struct problem p = problem_make(e, m, &r, 0);
