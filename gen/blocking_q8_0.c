@@ -1,4 +1,4 @@
-/* The blocking of a Q8_0 plan. Its tiles (templates/base/q8_tiles.c.in) walk one strip of
+/* The blocking of a Q8_0 plan. Its tiles (templates/base/q8_tile_r*.c.in) walk one strip of
  * VLEN / 8 columns over a K block for one or two rows; the driver (runtime/driver.c) walks
  * column blocks > K blocks > strips > row tiles, so a strip's weights of a K block are read
  * from DRAM once and then from L1 by every row tile, a K block of the quantised X (about one

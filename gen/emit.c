@@ -21,9 +21,9 @@ struct variant_templates {
 struct templates {
     char *contract;
     char contract_path[4096];
-    char *q8_support, *q8_tiles; /* the Q8_0 tiles (templates/base/q8_*.c.in) */
+    char *q8_support, *q8_tiles, *q8_tile_r1; /* the Q8_0 tiles (templates/base/q8_*.c.in) */
     char *attention;             /* the attention tiles (templates/base/attention.c.in) */
-    char q8_support_path[4096], q8_tiles_path[4096], attention_path[4096];
+    char q8_support_path[4096], q8_tiles_path[4096], q8_tile_r1_path[4096], attention_path[4096];
     struct variants all;
     struct variant_templates chosen[VARIANTS_MAX];
     int count;
@@ -218,15 +218,10 @@ static int q8_tiles_file(struct text *out, const struct templates *t, const stru
     for (unsigned rows = 1; rows <= 2; rows++) {
         struct template_vars v = {.count = 0};
         tvars_number(&v, "R", rows);
-        tvars_number(&v, "GROUP", rows == 1 ? 8 : 4);
-        tvars_text(&v, "GM", rows == 1 ? "m8" : "m4");
-        tvars_number(&v, "GROUPS", rows == 1 ? 4 : 8);
-        tvars_number(&v, "PAIRS", rows == 1 ? 4 : 2);
-        tvars_number(&v, "LAST_GROUP", rows == 1 ? 3 : 7);
-        tvars_number(&v, "LAST_ROW", rows - 1);
-        tvars_number(&v, "DW_GROUP", rows == 1 ? 3 : 7);
-        tvars_number(&v, "DW_PAIR", rows == 1 ? 0 : 1);
-        if (expand(out, t->q8_tiles, t->q8_tiles_path, &v) != 0)
+        /* the target's tile of 1 row has a template of its own; the host's serves both */
+        const int own = rows == 1 && t->q8_tile_r1;
+        if (expand(out, own ? t->q8_tile_r1 : t->q8_tiles,
+                   own ? t->q8_tile_r1_path : t->q8_tiles_path, &v) != 0)
             return -1;
     }
     text_printf(out, "\nconst gr_tile_fn gr_q8_0_tiles[2] = {gr_q8_0_tile_r1, "
@@ -539,8 +534,10 @@ static int load_templates(struct templates *t, const struct emit_options *o)
              sizeof t->contract_path) != 0 ||
         load(o->templates_dir, o->host_tiles ? "host/q8_support.c.in" : "base/q8_support.c.in",
              &t->q8_support, t->q8_support_path, sizeof t->q8_support_path) != 0 ||
-        load(o->templates_dir, o->host_tiles ? "host/q8_tiles.c.in" : "base/q8_tiles.c.in",
+        load(o->templates_dir, o->host_tiles ? "host/q8_tiles.c.in" : "base/q8_tile_r2.c.in",
              &t->q8_tiles, t->q8_tiles_path, sizeof t->q8_tiles_path) != 0 ||
+        (!o->host_tiles && load(o->templates_dir, "base/q8_tile_r1.c.in", &t->q8_tile_r1,
+                                t->q8_tile_r1_path, sizeof t->q8_tile_r1_path) != 0) ||
         load(o->templates_dir, "base/attention.c.in", &t->attention, t->attention_path,
              sizeof t->attention_path) != 0 ||
         load(o->templates_dir, "variants.txt", &table, table_path, sizeof table_path) != 0)
@@ -584,6 +581,7 @@ static void free_templates(struct templates *t)
     free(t->contract);
     free(t->q8_support);
     free(t->q8_tiles);
+    free(t->q8_tile_r1);
     free(t->attention);
     for (int i = 0; i < t->count; i++) {
         free(t->chosen[i].support);

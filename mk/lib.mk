@@ -51,10 +51,14 @@ $(OBJ_DIR)/gen/bf16_tiles_%.o: $(GEN_DIR)/bf16_tiles_%.c $(GEN_DIR)/gr_contract.
 # sums (a vsetvli between every two) and runs out of registers (spills); without it each
 # group of k runs at one vtype after another, as written, and nothing spills. Nor do the
 # second pass and TER run: they would load each activation just before its product, into one
-# register, which the X60 waits for (templates/base/q8_tiles.c.in); nor tree sinking, which
-# moves the widened scales' load from the last group's sums to its use. Their quantiser
-# includes the runtime's scalar scale rule.
-Q8_ORDER_CFLAGS := -fno-schedule-insns -fno-schedule-insns2 -fno-tree-ter -fno-tree-sink
+# register, which the X60 waits for (templates/base/q8_tile_r*.c.in); nor tree sinking, which
+# moves the widened scales' load from the last group's sums to its use. Nor IVOPTs, which
+# would turn the tile of one row's one pointer through its rows and the next block's scales
+# into an induction variable a load and spill the scalars the loop holds; without out-of-SSA's
+# coalescing the first group's pair sums stay out of the int32 sum's registers (else a vmv2r
+# every block). Their quantiser includes the runtime's scalar scale rule.
+Q8_ORDER_CFLAGS := -fno-schedule-insns -fno-schedule-insns2 -fno-tree-ter -fno-tree-sink -fno-ivopts \
+                   -fno-tree-coalesce-vars
 $(OBJ_DIR)/gen/q8_0_tiles.o: $(GEN_DIR)/q8_0_tiles.c $(GEN_DIR)/gr_contract.h runtime/q8_0_scale.h
 	@mkdir -p $(@D)
 	@echo "  CC  $< (as ordered)"
