@@ -70,6 +70,12 @@ void gr_drive_row_block(struct gr_drive *d, const struct gr_call *c, size_t row)
 {
     d->x = (const char *)c->x + row * c->ldx * d->format->x_bytes;
     d->rows = gr_row_step_end(row, d->plan->bucket, d->plan->tile_rows_least, c->m) - row;
+    d->single_row = d->rows;
+    for (size_t r = 0, r_end; r < d->rows; r = r_end) {
+        r_end = gr_row_step_end(r, d->plan->tile_rows, d->plan->tile_rows_least, d->rows);
+        if (r > 0 && r_end == d->rows && r_end - r == 1)
+            d->single_row = r;
+    }
     d->y = gr_y_row(c->y, row, c->ldy, c->y_bf16);
     d->x_shared = NULL;
 }
@@ -414,44 +420,78 @@ drive_tile(const struct gr_drive *d, struct gr_tile_args *a, const struct work *
     d->tile[rows - 1](a);
 }
 
+/* What a strip's row tiles share (strips order), read from d once: after each tile's indirect
+ * call the compiler would read every field of d again. */
+struct strip_rows {
+    const char *x0;       /* the rows' activations (x_row bytes a row; in_place: arranged with
+                             x_stride their rows, else quantised with scales from scale0) */
+    size_t x_row;
+    const float *scale0;
+    size_t scale_row;
+    int in_place;
+    float *acc;           /* the strip's partial sums, acc_row floats a row */
+    size_t acc_row;
+    char *y;              /* the strip's first output, y_row bytes a row */
+    size_t y_row, y_bytes;
+    const char *w0;       /* the strip's weights, vl and bias as the caller set them in a */
+    size_t w_bytes;
+    const float *bias;
+};
+
+/* The row tile of rows [r, r_end) over the strip [s, s_end). A tile of the loops' strips takes
+ * it as it is; a tile of narrower strips walks it in its own and leaves a's strip as it found
+ * it (BF16 only: Q8_0's tiles all take whole panels). */
+static inline void drive_row_tile(const struct gr_drive *d, struct gr_tile_args *a,
+                                  const struct strip_rows *sr, size_t s, size_t s_end, size_t r,
+                                  size_t r_end)
+{
+    a->x = sr->x0 + r * sr->x_row;
+    if (sr->in_place)
+        a->x_stride = r_end - r;
+    else
+        a->x_scale = sr->scale0 + r * sr->scale_row;
+    const size_t cols = d->tile_cols[r_end - r - 1];
+    const gr_tile_fn tile = d->tile[r_end - r - 1];
+    if (s_end - s <= cols) {
+        a->acc = sr->acc + r * sr->acc_row;
+        a->y = sr->y + r * sr->y_row;
+        tile(a);
+        return;
+    }
+    for (size_t t = s, t_end; t < s_end; t = t_end) {
+        t_end = drive_step_end(t, cols, s_end);
+        a->vl = t_end - t;
+        a->w = sr->w0 + (t - s) * sr->w_bytes;
+        a->bias = sr->bias ? sr->bias + (t - s) : NULL;
+        a->acc = sr->acc + r * sr->acc_row + (t - s);
+        a->y = sr->y + r * sr->y_row + (t - s) * sr->y_bytes;
+        tile(a);
+    }
+    a->vl = s_end - s; /* the loop's strip again, for the next row tile */
+    a->w = sr->w0;
+    a->bias = sr->bias;
+}
+
 /* The row tiles of the strip [s, s_end) (strips order; its weights, vl and bias in a), the
- * rows' activations from x0 (x_row bytes a row; in_place: arranged with x_stride their rows,
- * else quantised with scales from scale0). A tile of narrower strips than the loops' walks
- * the strip in its own (BF16 only: Q8_0's tiles all take whole panels). What they share is
- * read from d once: after each tile's indirect call the compiler would read every field
- * again. */
+ * block's single-row tile first where it has one (d->single_row). */
 static void drive_strip_rows(const struct gr_drive *d, struct gr_tile_args *a,
                              const struct work *w, size_t s, size_t s_end, size_t col0,
                              const char *x0, size_t x_row, const float *scale0, int in_place)
 {
     const size_t tile_rows = d->plan->tile_rows, least = d->plan->tile_rows_least;
-    const size_t rows = d->rows, scale_row = a->x_scale_stride;
-    float *const acc = drive_strip_sums(d, w, s, col0);
-    const size_t acc_row = drive_sums_row(d);
+    const size_t rows = d->rows, single = d->single_row;
     const size_t y_bytes = d->y_bf16 ? sizeof(uint16_t) : sizeof(float);
-    char *const y = drive_y_at(d, 0, s);
-    const size_t y_row = d->ldy * y_bytes;
-    const char *const w0 = a->w;
-    const size_t w_bytes = gr_layout_bytes(d->variant->layout);
-    const float *const bias = a->bias;
-    for (size_t r = 0, r_end; r < rows; r = r_end) {
+    const struct strip_rows sr = {
+        .x0 = x0, .x_row = x_row, .scale0 = scale0, .scale_row = a->x_scale_stride,
+        .in_place = in_place, .acc = drive_strip_sums(d, w, s, col0),
+        .acc_row = drive_sums_row(d), .y = drive_y_at(d, 0, s), .y_row = d->ldy * y_bytes,
+        .y_bytes = y_bytes, .w0 = a->w, .w_bytes = gr_layout_bytes(d->variant->layout),
+        .bias = a->bias};
+    if (single < rows)
+        drive_row_tile(d, a, &sr, s, s_end, single, rows);
+    for (size_t r = 0, r_end; r < single; r = r_end) {
         r_end = gr_row_step_end(r, tile_rows, least, rows);
-        a->x = x0 + r * x_row;
-        if (in_place)
-            a->x_stride = r_end - r;
-        else
-            a->x_scale = scale0 + r * scale_row;
-        const size_t cols = d->tile_cols[r_end - r - 1];
-        const gr_tile_fn tile = d->tile[r_end - r - 1];
-        for (size_t t = s, t_end; t < s_end; t = t_end) {
-            t_end = drive_step_end(t, cols, s_end);
-            a->vl = t_end - t;
-            a->w = w0 + (t - s) * w_bytes;
-            a->bias = bias ? bias + (t - s) : NULL;
-            a->acc = acc + r * acc_row + (t - s);
-            a->y = y + r * y_row + (t - s) * y_bytes;
-            tile(a);
-        }
+        drive_row_tile(d, a, &sr, s, s_end, r, r_end);
     }
 }
 

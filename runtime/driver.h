@@ -31,6 +31,10 @@ struct gr_drive {
     const void *x;               /* the block's first row of X as the caller gave it (the
                                     format's type: BF16, or FP32 for Q8_0) */
     size_t ldx, rows;            /* rows <= plan->bucket */
+    size_t single_row;           /* the row of the block's last row tile when that tile has one
+                                    row and others come before it, else rows: that tile runs
+                                    first in each strip (Q8_0's converts the strip's scales for
+                                    the others) */
     const void *packed;          /* packed weights in the variant's layout, or NULL for plain */
     const uint16_t *plain;       /* plain [N, K] weights, row stride ldw (BF16 only) */
     size_t ldw;

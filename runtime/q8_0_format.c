@@ -36,16 +36,21 @@ static int q8_strip_shared(const struct gr_drive *d)
     return d->plan->bucket > d->plan->tile_rows;
 }
 
+/* A K block's scales, and one block more: the tile of one row converts each block's next. */
 static size_t q8_strip_bytes(const struct gr_drive *d)
 {
-    return q8_strip_shared(d) ? d->k_block / GR_Q8_BLOCK * d->strip * sizeof(float) : 0;
+    return q8_strip_shared(d) ? (d->k_block / GR_Q8_BLOCK + 1) * d->strip * sizeof(float) : 0;
 }
 
+/* The strip's scales as FP32 for its row tiles of 2 rows: widened here, or, where the row
+ * block ends in a tile of one row (which runs first, d->single_row, and converts them anyway),
+ * written by that tile (gr_contract.h). */
 static void q8_strip_first(const struct gr_drive *d, struct gr_tile_args *a, void *buf)
 {
     a->w_scale = NULL;
     if (d->rows > d->plan->tile_rows) {
-        gr_q8_0_widen_scales(a->w, a->kc / GR_Q8_BLOCK, buf);
+        if (d->single_row == d->rows)
+            gr_q8_0_widen_scales(a->w, a->kc / GR_Q8_BLOCK, buf);
         a->w_scale = buf;
     }
 }

@@ -94,7 +94,8 @@ awk -F, -v vlen="$vlen" -v it="$iterations" '
   {
     gsub(/ /, ", ", $13)
     q8 = $1 == "q8_0"
-    tile = q8 ? "Q8_0 " $3 " row" ($3 > 1 ? "s" : "") ($6 == "scales-in-tile" ? ", scales widened here" : ", scales widened by the driver") : $3 "x" $4
+    tile = q8 ? "Q8_0 " $3 " row" ($3 > 1 ? "s" : "") ($6 == "scales-in-tile" ? ", scales widened here" : \
+      $6 == "scales-in-tile-stored" ? ", scales widened here for the strip" : ", scales widened by the driver") : $3 "x" $4
     ceil = $9 / $12
     printf "| %s | %s | %d | %d | %.1f | %.2f | %d | %.2f | %s | %s, %.1f | %.2f | %s | %s |\n",
       $1, tile, $5, $7, $8, $8 / $7, $9 / $7, $10,

@@ -61,12 +61,15 @@ function flush(   i, j, k, n, best, inner, macs, lm, sew, vt, cols, rows, out, p
       if (mn[j] ~ /^vseti?vli$/) { split(vtype(op[j]), parts, " "); sew = parts[1]; lm = lmul_of(parts[2]) }
       if (is_product(mn[j], sew)) { macs += vlen * lm / sew; cols = vlen * lm / sew }
       if (q8 && mn[j] == "vle16.v") path = "scales-in-tile"   # the FP16 scales loaded
+      if (q8 && mn[j] == "vse32.v") stored = 1                # and stored for the strip's tiles
       operands = op[j]
       if (dst[j] != "") operands = (dst[j] == tgt[i] ? ".Lloop" : ".Lout")
       if (brk[j] != "") operands = brk[j] operands
       printf "\t%s\t%s\n", mn[j], operands > (dir "/" out)
     }
     if (q8 && path == "-") path = "scales-widened"
+    if (q8 && stored && path == "scales-in-tile") path = "scales-in-tile-stored"
+    stored = 0
     close(dir "/" out)
     printf "%s %s %s %s %d %d %d %s\n", out, fn, rows, q8 ? 1 : substr(fn_parts5, 2), cols, best / rows, macs, path
   }
