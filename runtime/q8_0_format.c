@@ -36,10 +36,9 @@ static int q8_strip_shared(const struct gr_drive *d)
     return d->plan->bucket > d->plan->tile_rows;
 }
 
-/* A K block's scales, and one block more: the tile of one row converts each block's next. */
 static size_t q8_strip_bytes(const struct gr_drive *d)
 {
-    return q8_strip_shared(d) ? (d->k_block / GR_Q8_BLOCK + 1) * d->strip * sizeof(float) : 0;
+    return q8_strip_shared(d) ? d->k_block / GR_Q8_BLOCK * d->strip * sizeof(float) : 0;
 }
 
 /* The strip's scales as FP32 for its row tiles of 2 rows: widened here, or, where the row
